@@ -1,0 +1,92 @@
+/* The kernel-parameter ABI shared by the host (runtime/) and the device C
+ * (kernels_ptx/). Each GEMM kernel takes exactly one parameter, a
+ * bc_gemm_params by value; the host packs it at plan time and the launch
+ * hands the driver a pointer to it. The tensor maps stay in parameter space
+ * (the kernel takes their address with cvta.param), so the launch path never
+ * touches global memory for descriptors.
+ *
+ * Both sides compile this with their own compiler: keep it to fixed-width
+ * types and explicit alignment, and keep the static size checks below.
+ */
+#ifndef BC_KERNELS_GEMM_ABI_H
+#define BC_KERNELS_GEMM_ABI_H
+
+#include <stdint.h>
+
+/* ---- sm_90a configuration: 128x256x64 CTA tile, 1 producer + 2 consumer
+ * warpgroups (wgmma m64n256k16), 4-stage TMA ring, 128-byte swizzle. */
+#define BC_SM90_BM 128
+#define BC_SM90_BN 256
+#define BC_SM90_BK 64
+#define BC_SM90_STAGES 4
+#define BC_SM90_THREADS 384
+#define BC_SM90_A_STAGE_BYTES (BC_SM90_BM * BC_SM90_BK * 2)
+#define BC_SM90_B_STAGE_BYTES (BC_SM90_BN * BC_SM90_BK * 2)
+#define BC_SM90_STAGE_BYTES (BC_SM90_A_STAGE_BYTES + BC_SM90_B_STAGE_BYTES)
+/* stages + barriers (2 per stage) + slack to align the base to 1024 B */
+#define BC_SM90_SMEM_BYTES (BC_SM90_STAGES * BC_SM90_STAGE_BYTES + 2 * BC_SM90_STAGES * 8 + 1024)
+
+/* ---- sm_100a configuration (assembled, never run here): tcgen05.mma
+ * cta_group::1 kind::f16 128x256x16, 128x256x64 tile, 4 stages, the
+ * accumulator in 256 TMEM columns. */
+#define BC_SM100_BM 128
+#define BC_SM100_BN 256
+#define BC_SM100_BK 64
+#define BC_SM100_STAGES 4
+#define BC_SM100_THREADS 192 /* warp 0 TMA, warp 1 MMA, warps 2..5 epilogue */
+#define BC_SM100_STAGE_BYTES ((BC_SM100_BM + BC_SM100_BN) * BC_SM100_BK * 2)
+#define BC_SM100_SMEM_BYTES (BC_SM100_STAGES * BC_SM100_STAGE_BYTES + 2 * BC_SM100_STAGES * 8 + 64 + 1024)
+
+/* bc_gemm_params.flags */
+#define BC_GEMM_F_C 1u    /* add beta * C */
+#define BC_GEMM_F_BIAS 2u /* add bias[n] */
+#define BC_GEMM_F_RELU 4u /* clamp at 0 */
+
+typedef struct bc_gemm_params {
+    _Alignas(64) uint64_t tmap_a[16]; /* CUtensorMap of A: dims {K, M}, box {BK, BM} */
+    _Alignas(64) uint64_t tmap_b[16]; /* CUtensorMap of B: dims {K, N}, box {BK, BN} */
+    uint64_t d;                       /* D base (device address) */
+    uint64_t c;                       /* C base, 0 when unused */
+    uint64_t bias;                    /* bias base, 0 when unused */
+    uint32_t m, n, k;
+    uint32_t ldd, ldc;                /* elements */
+    float alpha, beta;
+    uint32_t flags;                   /* BC_GEMM_F_* */
+    uint32_t tiles_m, tiles_n;        /* ceil(M/BM), ceil(N/BN) */
+    uint32_t k_blocks;                /* ceil(K/BK) */
+    uint32_t group_m;                 /* raster: bands of group_m tile rows */
+    uint32_t reserved_[14];      /* pads to 384 = 6 x 64 bytes */
+} bc_gemm_params;
+
+_Static_assert(sizeof(bc_gemm_params) == 384, "bc_gemm_params layout changed: update both sides");
+_Static_assert(__builtin_offsetof(bc_gemm_params, tmap_b) == 128, "tmap_b offset");
+_Static_assert(__builtin_offsetof(bc_gemm_params, d) == 256, "d offset");
+
+/* Smoke kernel: out[i] = bc_smoke_value(i, seed) for i < n. */
+typedef struct bc_smoke_params {
+    uint64_t out; /* uint32_t[n] */
+    uint32_t n;
+    uint32_t seed;
+} bc_smoke_params;
+
+/* The known-answer function, shared so the host check and the kernel agree
+ * on the definition (the host computes it on the CPU independently). */
+static inline uint32_t bc_smoke_value(uint32_t i, uint32_t seed)
+{
+    uint32_t x = i * 0x9E3779B1u ^ seed;
+    x ^= x >> 16;
+    x *= 0x85EBCA6Bu;
+    x ^= x >> 13;
+    x *= 0xC2B2AE35u;
+    x ^= x >> 16;
+    return x;
+}
+
+/* Test-only kernel that spins until *flag != 0 (flag in mapped pinned host
+ * memory) or max_ns of GPU time passed: the bounded-wait test's hung GPU. */
+typedef struct bc_spin_params {
+    uint64_t flag;   /* device-visible address of a uint32_t */
+    uint64_t max_ns; /* safety net so a forgotten kernel ends eventually */
+} bc_spin_params;
+
+#endif

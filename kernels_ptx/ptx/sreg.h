@@ -1,0 +1,53 @@
+/* Special registers and plain-thread helpers (any sm_90+ target). */
+#ifndef BC_PTX_SREG_H
+#define BC_PTX_SREG_H
+
+#include <stdint.h>
+
+#define BC_DEVICE static inline __attribute__((always_inline))
+#define BC_KERNEL __attribute__((nvptx_kernel))
+
+BC_DEVICE uint32_t bc_tid_x(void) { return __nvvm_read_ptx_sreg_tid_x(); }
+BC_DEVICE uint32_t bc_ntid_x(void) { return __nvvm_read_ptx_sreg_ntid_x(); }
+BC_DEVICE uint32_t bc_ctaid_x(void) { return __nvvm_read_ptx_sreg_ctaid_x(); }
+BC_DEVICE uint32_t bc_nctaid_x(void) { return __nvvm_read_ptx_sreg_nctaid_x(); }
+
+BC_DEVICE uint32_t bc_lane_id(void)
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
+    return r;
+}
+
+BC_DEVICE uint32_t bc_cluster_ctarank(void)
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+
+BC_DEVICE uint64_t bc_globaltimer_ns(void)
+{
+    uint64_t r;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(r));
+    return r;
+}
+
+/* bar.sync on a named barrier with a thread count (multiple of 32). */
+BC_DEVICE void bc_bar_sync(uint32_t id, uint32_t nthreads)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
+}
+
+BC_DEVICE void bc_syncthreads(void) { asm volatile("bar.sync 0;" ::: "memory"); }
+
+/* 1 in exactly one lane of the (fully active) warp. */
+BC_DEVICE uint32_t bc_elect_one(void)
+{
+    uint32_t pred;
+    asm volatile("{\n\t.reg .pred p;\n\telect.sync _|p, 0xffffffff;\n\tselp.u32 %0, 1, 0, p;\n\t}"
+                 : "=r"(pred));
+    return pred;
+}
+
+#endif

@@ -1,0 +1,56 @@
+/* Internal: the driver function table, the one path to libcuda.
+ *
+ * bc__drv points at the table while at least one user holds a reference
+ * (bc__driver_acquire / bc__driver_release). Every driver call in barecuda is
+ * written BC_CU(entry, args...), which calls through the table and maps the
+ * CUresult to a bc_status, recording the call site on failure.
+ */
+#ifndef BC_RUNTIME_DRIVER_H
+#define BC_RUNTIME_DRIVER_H
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include "barecuda/status.h"
+
+/* The CUDA ABI version asked of cuGetProcAddress for every entry: the 12.0
+ * floor. driver_list.h pairs each entry with its PFN typedef for it. */
+#define BC_CUDA_ABI_VERSION 12000
+
+typedef struct bc__driver {
+#define X(name, ver) PFN_##name##_v##ver name;
+#include "driver_list.h"
+#undef X
+} bc__driver;
+
+extern const bc__driver *bc__drv;
+
+typedef struct bc__driver_timing {
+    double dlopen_us; /* dlopen + resolution; 0 if already loaded */
+    double cuinit_us; /* cuInit; 0 if already initialised */
+} bc__driver_timing;
+
+/* Takes a reference on the driver, loading and initialising it on the first
+ * one: dlopen("libcuda.so.1"), cuGetProcAddress_v2 for every entry in
+ * driver_list.h at BC_CUDA_ABI_VERSION, version check, cuInit(0).
+ * Serialised by a process-wide mutex. out_timing may be NULL. */
+bc_status bc__driver_acquire(bc__driver_timing *out_timing);
+
+/* Drops a reference; the last one forgets the table and dlcloses. */
+void bc__driver_release(void);
+
+/* Test hook: while `fake` is non-NULL, bc__driver_acquire installs it instead
+ * of loading libcuda (cuInit and the version check still go through it).
+ * Must be called with no reference held. */
+void bc__driver_set_override(const bc__driver *fake);
+
+/* Test hook: path of the library to dlopen instead of "libcuda.so.1" (NULL
+ * restores the default). Lets tests point at a missing file or the stub. */
+void bc__driver_set_library(const char *path);
+
+/* Maps a CUresult to a bc_status, recording call/file/line on failure. */
+bc_status bc__cu_result(CUresult r, const char *call, const char *file, int line);
+
+#define BC_CU(fn, ...) bc__cu_result(bc__drv->fn(__VA_ARGS__), #fn, __FILE__, __LINE__)
+
+#endif

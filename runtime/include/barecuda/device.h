@@ -1,0 +1,125 @@
+/* barecuda — device, context and driver.
+ *
+ * Ownership: every handle barecuda returns is owned by the caller and
+ * released with its matching destroy/close function; objects created from a
+ * device (streams, events, plans, graphs, allocations) must be released before
+ * the device is closed. bc_device_close releases whatever the caller forgot,
+ * in reverse order of creation, so closing is always safe.
+ *
+ * Threads: a bc_device and the objects made from it may be used by one thread
+ * at a time (the caller serialises). Different devices are independent and may
+ * be used from different threads concurrently. Launching one plan from
+ * several threads on different streams is safe: launches only read the plan.
+ * Every call that reaches the driver requires the device's context to be
+ * current on the calling thread: bc_device_open makes it current on the
+ * opening thread; other threads call bc_device_bind_thread once.
+ */
+#ifndef BARECUDA_DEVICE_H
+#define BARECUDA_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bc_device bc_device;
+
+/* How the host waits for the GPU. SPIN polls (lowest latency, one core
+ * busy), YIELD polls and yields the core between polls, BLOCK sleeps between
+ * polls (least CPU; wake-up latency up to ~100 µs). For an owned context it
+ * also sets the context's CU_CTX_SCHED_* flag. */
+typedef enum bc_sched_policy {
+    BC_SCHED_SPIN = 0,
+    BC_SCHED_YIELD = 1,
+    BC_SCHED_BLOCK = 2,
+} bc_sched_policy;
+
+typedef struct bc_device_config {
+    int ordinal;                  /* CUDA device ordinal, 0-based */
+    bc_sched_policy sched;        /* default wait policy (and owned-context flag) */
+    int use_primary_context;      /* 1: retain the primary context (interop with the CUDA runtime);
+                                     its scheduling flags are left as the process set them */
+    size_t device_arena_bytes;    /* device pool size, allocated once at open; 0 = no device pool */
+    size_t host_arena_bytes;      /* pinned host pool size; 0 = no host pool */
+    uint32_t max_allocations;     /* live-allocation capacity per pool; 0 = 4096 */
+    int skip_kernel_load;         /* 1: do not load the embedded kernels (info-only opens) */
+} bc_device_config;
+
+/* Contract: fills *out_cfg with the defaults: ordinal 0, BC_SCHED_SPIN, an
+ * owned context, 256 MiB device arena, 16 MiB pinned host arena, 4096
+ * allocations, kernels loaded. Never fails except for NULL (returns
+ * BC_ERR_INVALID_ARGUMENT). */
+bc_status bc_device_config_default(bc_device_config *out_cfg);
+
+/* Contract: loads the driver (once per process, reference counted), creates
+ * or retains the context for cfg->ordinal, makes it current on the calling
+ * thread, allocates both arenas, verifies and loads the embedded kernels for
+ * this device's architecture and resolves every kernel. Everything that can
+ * fail at run time fails here. On success *out_dev is a new handle; on
+ * failure *out_dev is untouched, nothing is leaked, and bc_last_error() says
+ * which step failed. `cfg == NULL` means the defaults. */
+bc_status bc_device_open(const bc_device_config *cfg, bc_device **out_dev);
+
+/* Contract: destroys everything created from `dev` that is still alive
+ * (graphs, plans, events, streams, in that order), frees the arenas, unloads
+ * the kernels, releases the context and drops the driver reference. Waits for
+ * nothing: work still queued on the device is abandoned together with its
+ * context. NULL is a no-op. */
+void bc_device_close(bc_device *dev);
+
+/* Contract: makes dev's context current on the calling thread. Needed once
+ * per thread (other than the opening one) before that thread calls barecuda
+ * functions on objects of `dev`. */
+bc_status bc_device_bind_thread(bc_device *dev);
+
+typedef struct bc_device_info {
+    char name[256];
+    int ordinal;
+    int cc_major, cc_minor;        /* compute capability */
+    int sm_count;
+    int smem_per_block_optin;      /* bytes of shared memory a block may opt in to */
+    int l2_bytes;
+    size_t total_mem_bytes;
+    int driver_version;            /* e.g. 13000 for CUDA 13.0 */
+    int stream_priority_least;     /* numerically largest = lowest priority */
+    int stream_priority_greatest;  /* numerically smallest = highest priority */
+    bc_sched_policy sched;         /* the wait policy in effect */
+    int primary_context;           /* 1 if the primary context is in use */
+    const char *image_arch;        /* kernel image loaded, e.g. "sm_90a"; "" if none */
+} bc_device_info;
+
+/* Contract: fills *out_info from values cached at open; no driver call. */
+bc_status bc_device_query(const bc_device *dev, bc_device_info *out_info);
+
+/* Wall-clock time of each phase of bc_device_open, in microseconds
+ * (CLOCK_MONOTONIC). A phase that did not run (driver already loaded by an
+ * earlier open, kernels skipped) reads 0. */
+typedef struct bc_open_timings {
+    double dlopen_us;       /* dlopen + entry-point resolution */
+    double cuinit_us;       /* cuInit */
+    double context_us;      /* context create/retain + device queries */
+    double arenas_us;       /* arena allocation */
+    double image_check_us;  /* fatbin parse + digest + image selection */
+    double module_load_us;  /* cuModuleLoadDataEx + kernel resolution + attributes */
+    double total_us;        /* the whole open */
+} bc_open_timings;
+
+/* Contract: the phase times recorded by bc_device_open; no driver call. */
+bc_status bc_device_open_timings(const bc_device *dev, bc_open_timings *out_timings);
+
+/* Contract: reports the driver's CUDA version without opening a device (loads
+ * the driver if needed and releases it). BC_ERR_NO_DRIVER / _DRIVER_STUB /
+ * _DRIVER_TOO_OLD as for bc_device_open. */
+bc_status bc_driver_version(int *out_version);
+
+/* Contract: number of CUDA devices visible to the driver. */
+bc_status bc_device_count(int *out_count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,114 @@
+/* barecuda — fixed-configuration tensor-core GEMM with deterministic launch.
+ *
+ *   D[M,N] = act(alpha * A[M,K] . B[N,K]^T + beta * C[M,N] + bias[N])
+ *
+ * A is row-major M x K and B row-major N x K (both K-major: B is PyTorch's
+ * nn.Linear weight layout); C and D are row-major M x N. Inputs are bf16 or
+ * fp16 (both the same), accumulation is fp32, D is bf16, fp16 or fp32; C and
+ * bias have D's type. act is ReLU or the identity. C may alias D exactly.
+ *
+ * Determinism: for a given build, GPU model and SM count, the same plan on
+ * the same inputs writes the same bytes on every launch, on any stream,
+ * whatever else runs on the GPU: every output tile is reduced by one CTA in a
+ * fixed K order, with no atomics whose order depends on timing.
+ */
+#ifndef BARECUDA_GEMM_H
+#define BARECUDA_GEMM_H
+
+#include <stdint.h>
+
+#include "device.h"
+#include "mem.h"
+#include "stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum bc_dtype {
+    BC_DTYPE_BF16 = 0,
+    BC_DTYPE_F16 = 1,
+    BC_DTYPE_F32 = 2,
+} bc_dtype;
+
+typedef struct bc_gemm_desc {
+    int64_t m, n, k;      /* each in [1, 2^31 - 1] */
+    bc_dtype ab_type;     /* BC_DTYPE_BF16 or BC_DTYPE_F16 */
+    bc_dtype d_type;      /* BF16, F16 or F32; C and bias use it too */
+    int64_t lda, ldb;     /* elements between rows of A / B; 0 means K */
+    int64_t ldc, ldd;     /* elements between rows of C / D; 0 means N */
+    float alpha, beta;    /* beta != 0 requires c */
+    bc_devptr a, b;       /* required, 16-byte aligned */
+    bc_devptr c;          /* optional (0) unless beta != 0; 16-byte aligned */
+    bc_devptr d;          /* required, 16-byte aligned */
+    bc_devptr bias;       /* optional (0): N values of d_type, 4-byte aligned */
+    int relu;             /* 1: clamp negatives to 0 after bias */
+} bc_gemm_desc;
+
+/* Contract: fills *out_desc with m=n=k=0, bf16 in, bf16 out, alpha 1, beta 0,
+ * no pointers, no ReLU; the caller sets the rest. */
+bc_status bc_gemm_desc_default(bc_gemm_desc *out_desc);
+
+typedef struct bc_gemm_plan bc_gemm_plan;
+
+/* Contract: validates `desc` completely, chooses the configuration by the
+ * documented rule (README, "GEMM configurations"), encodes the TMA tensor
+ * maps and packs the launch. All validation happens here; the launch checks
+ * nothing. Each bad input has its own status (see status.h, 50..58) and
+ * bc_last_error() names the field. Allocates the plan with malloc (the only
+ * allocation). Pointers need not lie in barecuda's arena. */
+bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_plan **out_plan);
+
+/* Contract: points an existing plan at new buffers of the same shape, types
+ * and leading dimensions. Same pointer rules as plan creation; on failure the
+ * plan keeps its old pointers. No allocation; host-side driver calls only
+ * (tensor-map address replacement), nothing queued on the GPU. */
+bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b, bc_devptr c,
+                                    bc_devptr d, bc_devptr bias);
+
+/* Contract: queues the GEMM on `stream` with exactly one driver call
+ * (cuLaunchKernelEx), no allocation and no lock. Returns BC_ERR_DRIVER if the
+ * driver refuses the launch. The plan must outlive the call only (the driver
+ * copies the parameters at launch). */
+bc_status bc_gemm_launch(const bc_gemm_plan *plan, bc_stream *stream);
+
+/* Contract: frees the plan. NULL is a no-op. Queued launches are unaffected. */
+void bc_gemm_plan_destroy(bc_gemm_plan *plan);
+
+typedef struct bc_gemm_plan_info {
+    const char *config;      /* configuration name, e.g. "sm90_128x256x64_ws" */
+    const char *kernel;      /* kernel symbol */
+    uint32_t tile_m, tile_n, tile_k;
+    uint32_t grid_x, block_x, cluster_x;
+    uint32_t smem_bytes;
+    uint32_t tiles;          /* output tiles */
+    uint32_t split_k;        /* 1 unless the config splits K (fixed reduction order) */
+} bc_gemm_plan_info;
+
+/* Contract: describes the chosen configuration; no driver call. */
+bc_status bc_gemm_plan_query(const bc_gemm_plan *plan, bc_gemm_plan_info *out_info);
+
+/* Graph mode: several plans captured once, in order, into one instantiated
+ * CUDA graph; a replay is one cuGraphLaunch. */
+typedef struct bc_graph bc_graph;
+
+/* Contract: captures plans[0..count-1] in that order on `stream` (which must
+ * be idle and not already capturing) and instantiates the graph. */
+bc_status bc_graph_create(bc_stream *stream, const bc_gemm_plan *const *plans, int count,
+                          bc_graph **out_graph);
+
+/* Contract: one cuGraphLaunch on `stream`; no allocation, no lock. */
+bc_status bc_graph_launch(const bc_graph *graph, bc_stream *stream);
+
+/* Contract: after bc_gemm_plan_set_pointers on the plan captured at
+ * `index`, pushes its new parameters into the instantiated graph in place
+ * (cuGraphExecKernelNodeSetParams); never re-instantiates. */
+bc_status bc_graph_update(bc_graph *graph, int index, const bc_gemm_plan *plan);
+
+/* Contract: destroys the graph. NULL is a no-op. */
+void bc_graph_destroy(bc_graph *graph);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

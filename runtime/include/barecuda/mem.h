@@ -1,0 +1,66 @@
+/* barecuda — O(1) memory pools over one device arena and one pinned host arena.
+ *
+ * Both arenas are allocated once by bc_device_open; allocation and free are
+ * TLSF (two-level segregated fit): constant time, no driver call, no malloc.
+ * Every block is aligned to BC_MEM_ALIGN bytes and its size is rounded up to a
+ * multiple of it. Thread safety: as for the device (one thread at a time).
+ */
+#ifndef BARECUDA_MEM_H
+#define BARECUDA_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device.h"
+#include "stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BC_MEM_ALIGN 256u
+
+typedef uint64_t bc_devptr; /* a CUdeviceptr */
+
+/* Contract: allocates `bytes` from the device arena. BC_ERR_BAD_SIZE for 0 or
+ * more than the arena; BC_ERR_POOL_EXHAUSTED when no free block fits;
+ * BC_ERR_TOO_MANY_BLOCKS when max_allocations are live. */
+bc_status bc_mem_alloc(bc_device *dev, size_t bytes, bc_devptr *out_ptr);
+
+/* Contract: returns a block to the device arena. BC_ERR_FOREIGN_POINTER when
+ * `ptr` is outside the arena, BC_ERR_DOUBLE_FREE when it is inside but not the
+ * start of a live block; in both cases nothing changes. */
+bc_status bc_mem_free(bc_device *dev, bc_devptr ptr);
+
+/* Contract: the same over the pinned host arena (memory the GPU can DMA). */
+bc_status bc_host_alloc(bc_device *dev, size_t bytes, void **out_ptr);
+bc_status bc_host_free(bc_device *dev, void *ptr);
+
+typedef struct bc_pool_stats {
+    size_t arena_bytes;        /* total managed bytes */
+    size_t bytes_in_use;       /* sum of live block sizes (after rounding) */
+    size_t peak_bytes_in_use;  /* high-water mark of bytes_in_use */
+    size_t largest_free_block; /* bytes */
+    size_t total_free_bytes;
+    double fragmentation;      /* 1 - largest_free / total_free; 0 when nothing is free */
+    uint32_t live_allocations;
+} bc_pool_stats;
+
+typedef enum bc_pool_kind { BC_POOL_DEVICE = 0, BC_POOL_HOST = 1 } bc_pool_kind;
+
+/* Contract: statistics of one pool; O(1) except largest_free_block (O(number
+ * of size classes)). */
+bc_status bc_pool_get_stats(const bc_device *dev, bc_pool_kind kind, bc_pool_stats *out_stats);
+
+/* Synchronous and stream-ordered copies and fills: thin wrappers so callers
+ * never need the driver themselves. Sizes in bytes. */
+bc_status bc_memcpy_htod(bc_device *dev, bc_devptr dst, const void *src, size_t bytes);
+bc_status bc_memcpy_dtoh(bc_device *dev, void *dst, bc_devptr src, size_t bytes);
+bc_status bc_memcpy_htod_async(bc_stream *s, bc_devptr dst, const void *src, size_t bytes);
+bc_status bc_memcpy_dtoh_async(bc_stream *s, void *dst, bc_devptr src, size_t bytes);
+bc_status bc_memset_d8_async(bc_stream *s, bc_devptr dst, uint8_t value, size_t bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

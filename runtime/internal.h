@@ -1,0 +1,73 @@
+/* Internal: the concrete objects behind the opaque handles. */
+#ifndef BC_RUNTIME_INTERNAL_H
+#define BC_RUNTIME_INTERNAL_H
+
+#include <stddef.h>
+
+#include "barecuda/device.h"
+#include "barecuda/mem.h"
+#include "barecuda/stream.h"
+#include "driver.h"
+#include "image.h"
+#include "tlsf.h"
+
+/* Intrusive doubly-linked list: every object made from a device is linked
+ * into it so that bc_device_close can release what the caller forgot. */
+typedef struct bc__link {
+    struct bc__link *prev, *next;
+} bc__link;
+
+static inline void bc__list_init(bc__link *head) { head->prev = head->next = head; }
+
+static inline void bc__list_push(bc__link *head, bc__link *node)
+{
+    node->prev = head->prev;
+    node->next = head;
+    head->prev->next = node;
+    head->prev = node;
+}
+
+static inline void bc__list_remove(bc__link *node)
+{
+    node->prev->next = node->next;
+    node->next->prev = node->prev;
+    node->prev = node->next = node;
+}
+
+struct bc_device {
+    bc_device_config cfg;
+    CUdevice cudev;
+    CUcontext ctx;
+    bc_device_info info;
+    bc_open_timings timings;
+
+    CUdeviceptr dev_arena;
+    bc__tlsf *dev_pool;
+    void *host_arena;
+    bc__tlsf *host_pool;
+
+    bc__image image; /* loaded kernels; image.module == NULL when skipped */
+
+    /* live objects, released in reverse order by bc_device_close */
+    bc__link graphs, plans, events, streams;
+};
+
+struct bc_stream {
+    bc__link link;
+    bc_device *dev;
+    CUstream handle;
+    int owned;
+    bc_sched_policy wait;
+};
+
+struct bc_event {
+    bc__link link;
+    bc_device *dev;
+    CUevent handle;
+};
+
+/* Used by bc_device_close; each frees the object and unlinks it. */
+void bc__plan_release(bc__link *node);
+void bc__graph_release(bc__link *node);
+
+#endif

@@ -1,0 +1,163 @@
+/* Streams, bounded waits and events. */
+#include <sched.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "error.h"
+#include "internal.h"
+
+#define BLOCK_SLEEP_MIN_NS 2000u
+#define BLOCK_SLEEP_MAX_NS 100000u
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static bc_status stream_new(bc_device *dev, CUstream handle, int owned, bc_stream **out_stream)
+{
+    bc_stream *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return BC_FAIL(BC_ERR_OUT_OF_HOST_MEMORY, "calloc", "cannot allocate a stream object");
+    s->dev = dev;
+    s->handle = handle;
+    s->owned = owned;
+    s->wait = dev->cfg.sched;
+    bc__list_push(&dev->streams, &s->link);
+    *out_stream = s;
+    return BC_OK;
+}
+
+bc_status bc_stream_create(bc_device *dev, int priority, bc_stream **out_stream,
+                           int *out_effective_priority)
+{
+    if (dev == NULL || out_stream == NULL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_stream_create", "dev or out_stream is NULL");
+    /* Priorities run from `greatest` (numerically smallest) to `least`. */
+    int p = priority;
+    if (p < dev->info.stream_priority_greatest)
+        p = dev->info.stream_priority_greatest;
+    if (p > dev->info.stream_priority_least)
+        p = dev->info.stream_priority_least;
+    CUstream h = NULL;
+    bc_status st = BC_CU(cuStreamCreateWithPriority, &h, CU_STREAM_NON_BLOCKING, p);
+    if (st)
+        return st;
+    bc_stream *s = NULL;
+    st = stream_new(dev, h, 1, &s);
+    if (st) {
+        BC_CU(cuStreamDestroy, h);
+        return st;
+    }
+    *out_stream = s;
+    if (out_effective_priority)
+        *out_effective_priority = p;
+    return BC_OK;
+}
+
+bc_status bc_stream_wrap(bc_device *dev, CUstream handle, bc_stream **out_stream)
+{
+    if (dev == NULL || out_stream == NULL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_stream_wrap", "dev or out_stream is NULL");
+    return stream_new(dev, handle, 0, out_stream);
+}
+
+void bc_stream_destroy(bc_stream *s)
+{
+    if (s == NULL)
+        return;
+    if (s->owned)
+        BC_CU(cuStreamDestroy, s->handle);
+    bc__list_remove(&s->link);
+    free(s);
+}
+
+CUstream bc_stream_handle(const bc_stream *s) { return s ? s->handle : NULL; }
+
+bc_status bc_stream_set_wait_policy(bc_stream *s, bc_sched_policy policy)
+{
+    if (s == NULL || (unsigned)policy > BC_SCHED_BLOCK)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_stream_set_wait_policy",
+                       "stream is NULL or policy %d unknown", (int)policy);
+    s->wait = policy;
+    return BC_OK;
+}
+
+bc_status bc_stream_query(bc_stream *s)
+{
+    if (s == NULL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_stream_query", "stream is NULL");
+    return BC_CU(cuStreamQuery, s->handle);
+}
+
+bc_status bc_stream_wait(bc_stream *s, uint64_t timeout_ns)
+{
+    if (s == NULL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_stream_wait", "stream is NULL");
+    const uint64_t start = now_ns();
+    const uint64_t deadline = timeout_ns > UINT64_MAX - start ? UINT64_MAX : start + timeout_ns;
+    uint32_t sleep_ns = BLOCK_SLEEP_MIN_NS;
+    for (;;) {
+        bc_status st = BC_CU(cuStreamQuery, s->handle);
+        if (st != BC_ERR_NOT_READY)
+            return st;
+        if (now_ns() >= deadline)
+            return BC_FAIL(BC_ERR_TIMEOUT, "bc_stream_wait", "stream still busy after %llu ns",
+                           (unsigned long long)timeout_ns);
+        if (s->wait == BC_SCHED_YIELD) {
+            sched_yield();
+        } else if (s->wait == BC_SCHED_BLOCK) {
+            struct timespec ts = {0, (long)sleep_ns};
+            nanosleep(&ts, NULL);
+            if (sleep_ns < BLOCK_SLEEP_MAX_NS)
+                sleep_ns *= 2;
+        }
+    }
+}
+
+bc_status bc_event_create(bc_device *dev, bc_event **out_event)
+{
+    if (dev == NULL || out_event == NULL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_event_create", "dev or out_event is NULL");
+    bc_event *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return BC_FAIL(BC_ERR_OUT_OF_HOST_MEMORY, "calloc", "cannot allocate an event object");
+    bc_status st = BC_CU(cuEventCreate, &e->handle, CU_EVENT_DEFAULT);
+    if (st) {
+        free(e);
+        return st;
+    }
+    e->dev = dev;
+    bc__list_push(&dev->events, &e->link);
+    *out_event = e;
+    return BC_OK;
+}
+
+void bc_event_destroy(bc_event *e)
+{
+    if (e == NULL)
+        return;
+    BC_CU(cuEventDestroy, e->handle);
+    bc__list_remove(&e->link);
+    free(e);
+}
+
+bc_status bc_event_record(bc_event *e, bc_stream *s)
+{
+    if (e == NULL || s == NULL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_event_record", "event or stream is NULL");
+    return BC_CU(cuEventRecord, e->handle, s->handle);
+}
+
+bc_status bc_event_elapsed_ms(const bc_event *start, const bc_event *end, float *out_ms)
+{
+    if (start == NULL || end == NULL || out_ms == NULL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_event_elapsed_ms", "NULL argument");
+    float ms = 0.0f;
+    bc_status st = BC_CU(cuEventElapsedTime, &ms, start->handle, end->handle);
+    if (!st)
+        *out_ms = ms;
+    return st;
+}

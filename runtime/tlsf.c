@@ -1,0 +1,2 @@
+/* placeholder: being written */
+typedef int bc__placeholder_tlsf;

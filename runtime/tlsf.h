@@ -1,0 +1,46 @@
+/* Internal: a TLSF (two-level segregated fit) allocator over an address range
+ * it never touches. Block metadata lives in host tables allocated once at
+ * creation, so the same code manages device memory and pinned host memory.
+ * alloc and free are O(1): two bitmap scans and constant list surgery; a
+ * live block is found from its address through a fixed-size open-addressing
+ * table. Not thread-safe: the caller serialises.
+ */
+#ifndef BC_RUNTIME_TLSF_H
+#define BC_RUNTIME_TLSF_H
+
+#include <stdint.h>
+
+#include "barecuda/mem.h"
+#include "barecuda/status.h"
+
+typedef struct bc__tlsf bc__tlsf;
+
+/* Manages [base, base + size). base must be BC_MEM_ALIGN-aligned; size is
+ * rounded down to a multiple of BC_MEM_ALIGN. max_live bounds the number of
+ * live allocations (the block table holds 2 * max_live + 1 blocks). All
+ * metadata is malloc'ed here, once. */
+bc_status bc__tlsf_create(uint64_t base, uint64_t size, uint32_t max_live, bc__tlsf **out_pool);
+
+/* Frees the metadata. NULL is a no-op. */
+void bc__tlsf_destroy(bc__tlsf *pool);
+
+/* O(1). BC_ERR_BAD_SIZE (0 or > managed size), BC_ERR_POOL_EXHAUSTED,
+ * BC_ERR_TOO_MANY_BLOCKS. The block is BC_MEM_ALIGN-aligned. */
+bc_status bc__tlsf_alloc(bc__tlsf *pool, uint64_t bytes, uint64_t *out_addr);
+
+/* O(1). BC_ERR_FOREIGN_POINTER outside the range, BC_ERR_DOUBLE_FREE inside
+ * but not a live block's start; nothing changes on error. */
+bc_status bc__tlsf_free(bc__tlsf *pool, uint64_t addr);
+
+/* 1 if addr lies in the managed range. */
+int bc__tlsf_contains(const bc__tlsf *pool, uint64_t addr);
+
+void bc__tlsf_stats(const bc__tlsf *pool, bc_pool_stats *out_stats);
+
+/* Test aid: walks every structure and checks every invariant (physical chain
+ * covers the range exactly, no two adjacent free blocks, free lists and
+ * bitmaps agree, address table agrees, byte counts add up). BC_OK or
+ * BC_ERR_INTERNAL with the broken invariant in bc_last_error(). O(blocks). */
+bc_status bc__tlsf_check(const bc__tlsf *pool);
+
+#endif

@@ -1,0 +1,13 @@
+#!/bin/sh
+# Fails when the PTX lacks a kernel that kernels_ptx/manifest.h requires for
+# this image's family.  usage: check_manifest.sh FILE.ptx FAMILY
+ptx=$1
+family=$2
+missing=0
+for sym in $(sed -n "s/^K([A-Z0-9_]*, \([a-z0-9_]*\), \(ALL\|$family\),.*/\1/p" kernels_ptx/manifest.h); do
+    if ! grep -q "^\.visible \.entry $sym(" "$ptx"; then
+        echo "check_manifest: $ptx lacks kernel $sym (family $family)" >&2
+        missing=1
+    fi
+done
+exit $missing
