@@ -25,7 +25,9 @@ bc_status bc__tlsf_create(uint64_t base, uint64_t size, uint32_t max_live, bc__t
 void bc__tlsf_destroy(bc__tlsf *pool);
 
 /* O(1). BC_ERR_BAD_SIZE (0 or > managed size), BC_ERR_POOL_EXHAUSTED,
- * BC_ERR_TOO_MANY_BLOCKS. The block is BC_MEM_ALIGN-aligned. */
+ * BC_ERR_TOO_MANY_BLOCKS. The block is BC_MEM_ALIGN-aligned and exactly
+ * `bytes` rounded up to BC_MEM_ALIGN (u units of it). Good fit: succeeds
+ * whenever a free block of at least u + u/32 units exists. */
 bc_status bc__tlsf_alloc(bc__tlsf *pool, uint64_t bytes, uint64_t *out_addr);
 
 /* O(1). BC_ERR_FOREIGN_POINTER outside the range, BC_ERR_DOUBLE_FREE inside

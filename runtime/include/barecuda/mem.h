@@ -48,12 +48,15 @@ typedef struct bc_pool_stats {
 
 typedef enum bc_pool_kind { BC_POOL_DEVICE = 0, BC_POOL_HOST = 1 } bc_pool_kind;
 
-/* Contract: statistics of one pool; O(1) except largest_free_block (O(number
- * of size classes)). */
+/* Contract: statistics of one pool; O(1) except largest_free_block, which
+ * walks the highest non-empty size class (O(classes + that list)). */
 bc_status bc_pool_get_stats(const bc_device *dev, bc_pool_kind kind, bc_pool_stats *out_stats);
 
-/* Synchronous and stream-ordered copies and fills: thin wrappers so callers
- * never need the driver themselves. Sizes in bytes. */
+/* Copies and fills, so callers never need the driver themselves; sizes in
+ * bytes. The synchronous copies return once the bytes are in place; they are
+ * not ordered with work on the caller's streams (wait for those first). The
+ * _async ones are ordered on their stream; from pinned memory (bc_host_alloc)
+ * they overlap with the caller. */
 bc_status bc_memcpy_htod(bc_device *dev, bc_devptr dst, const void *src, size_t bytes);
 bc_status bc_memcpy_dtoh(bc_device *dev, void *dst, bc_devptr src, size_t bytes);
 bc_status bc_memcpy_htod_async(bc_stream *s, bc_devptr dst, const void *src, size_t bytes);

@@ -1,0 +1,646 @@
+/* Unit tests of the TLSF allocator (runtime/tlsf.c), driven directly over a
+ * fake address range (never dereferenced). Every expectation is computed
+ * from a model kept here: a sorted array of the live [addr, addr + size)
+ * intervals. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tlsf.h"
+
+#define A BC_MEM_ALIGN
+#define MiB (1ull << 20)
+#define FAKE_BASE 0x7f1200000000ull /* any A-aligned address; nothing is mapped there */
+#define SENTINEL 0xdeadbeefcafef00dull
+
+static uint64_t round_a(uint64_t bytes) { return (bytes + A - 1) / A * A; }
+
+/* ---------------------------------------------------------------- model */
+
+typedef struct model {
+    uint64_t base, arena;
+    uint32_t count, cap;
+    uint64_t *addr, *size; /* sorted by addr */
+    uint64_t in_use, peak;
+} model;
+
+static void model_init(model *m, uint64_t base, uint64_t arena, uint32_t cap)
+{
+    *m = (model){.base = base, .arena = arena, .cap = cap};
+    m->addr = calloc(cap + 1, sizeof *m->addr);
+    m->size = calloc(cap + 1, sizeof *m->size);
+    assert_non_null(m->addr);
+    assert_non_null(m->size);
+}
+
+static void model_fini(model *m)
+{
+    free(m->addr);
+    free(m->size);
+}
+
+/* Index of the first interval with addr >= a. */
+static uint32_t model_lower(const model *m, uint64_t a)
+{
+    uint32_t lo = 0, hi = m->count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (m->addr[mid] < a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int model_is_live(const model *m, uint64_t a)
+{
+    uint32_t i = model_lower(m, a);
+    return i < m->count && m->addr[i] == a;
+}
+
+static void model_add(model *m, uint64_t a, uint64_t size)
+{
+    assert_true(m->count < m->cap);
+    uint32_t i = model_lower(m, a);
+    memmove(&m->addr[i + 1], &m->addr[i], (m->count - i) * sizeof *m->addr);
+    memmove(&m->size[i + 1], &m->size[i], (m->count - i) * sizeof *m->size);
+    m->addr[i] = a;
+    m->size[i] = size;
+    m->count++;
+    m->in_use += size;
+    if (m->in_use > m->peak)
+        m->peak = m->in_use;
+}
+
+static void model_remove(model *m, uint64_t a)
+{
+    uint32_t i = model_lower(m, a);
+    assert_true(i < m->count && m->addr[i] == a);
+    m->in_use -= m->size[i];
+    memmove(&m->addr[i], &m->addr[i + 1], (m->count - i - 1) * sizeof *m->addr);
+    memmove(&m->size[i], &m->size[i + 1], (m->count - i - 1) * sizeof *m->size);
+    m->count--;
+}
+
+/* Largest gap between live intervals: with immediate coalescing, the free
+ * blocks are exactly these gaps. */
+static uint64_t model_largest_gap(const model *m)
+{
+    uint64_t at = m->base, largest = 0;
+    for (uint32_t i = 0; i < m->count; i++) {
+        if (m->addr[i] - at > largest)
+            largest = m->addr[i] - at;
+        at = m->addr[i] + m->size[i];
+    }
+    if (m->base + m->arena - at > largest)
+        largest = m->base + m->arena - at;
+    return largest;
+}
+
+/* Every interval aligned, inside the range, no overlap; stats equal to the
+ * values the model implies. */
+static void model_verify(const model *m, const bc__tlsf *pool)
+{
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < m->count; i++) {
+        assert_int_equal(m->addr[i] % A, 0);
+        assert_true(m->size[i] > 0);
+        assert_true(m->addr[i] >= m->base);
+        assert_true(m->addr[i] + m->size[i] <= m->base + m->arena);
+        if (i + 1 < m->count)
+            assert_true(m->addr[i] + m->size[i] <= m->addr[i + 1]);
+        sum += m->size[i];
+    }
+    assert_int_equal(sum, m->in_use);
+
+    bc_pool_stats s;
+    memset(&s, 0xa5, sizeof s);
+    bc__tlsf_stats(pool, &s);
+    uint64_t largest = model_largest_gap(m), total_free = m->arena - sum;
+    double frag = total_free ? 1.0 - (double)largest / (double)total_free : 0.0;
+    assert_int_equal(s.arena_bytes, m->arena);
+    assert_int_equal(s.bytes_in_use, sum);
+    assert_int_equal(s.peak_bytes_in_use, m->peak);
+    assert_int_equal(s.live_allocations, m->count);
+    assert_int_equal(s.total_free_bytes, total_free);
+    assert_int_equal(s.largest_free_block, largest);
+    assert_true(fabs(s.fragmentation - frag) < 1e-12);
+}
+
+static void check_ok(const bc__tlsf *pool) { assert_int_equal(bc__tlsf_check(pool), BC_OK); }
+
+/* The thread's last error must name the status just returned. */
+static void assert_last_error(bc_status st)
+{
+    bc_error_detail d;
+    assert_int_equal(bc_last_error(&d), BC_OK);
+    assert_int_equal(d.status, st);
+    assert_true(d.message[0] != '\0');
+}
+
+static bc__tlsf *make_pool(uint64_t base, uint64_t arena, uint32_t max_live)
+{
+    bc__tlsf *pool = NULL;
+    assert_int_equal(bc__tlsf_create(base, arena, max_live, &pool), BC_OK);
+    assert_non_null(pool);
+    check_ok(pool);
+    return pool;
+}
+
+/* Allocates through the pool and mirrors success into the model. */
+static uint64_t alloc_ok(bc__tlsf *pool, model *m, uint64_t bytes)
+{
+    uint64_t a = SENTINEL;
+    assert_int_equal(bc__tlsf_alloc(pool, bytes, &a), BC_OK);
+    assert_true(a != SENTINEL);
+    model_add(m, a, round_a(bytes));
+    model_verify(m, pool);
+    return a;
+}
+
+static void free_ok(bc__tlsf *pool, model *m, uint64_t a)
+{
+    assert_int_equal(bc__tlsf_free(pool, a), BC_OK);
+    model_remove(m, a);
+    model_verify(m, pool);
+}
+
+/* ---------------------------------------------------------------- rng */
+
+static uint64_t rng_next(uint64_t *s) /* splitmix64 */
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static unsigned log2u(uint64_t x) { return 63u - (unsigned)__builtin_clzll(x); }
+
+/* Sizes from 1 B to `max`: small odd sizes, power-of-two and A-multiple
+ * boundaries (2^k - 1, 2^k, 2^k + 1), and log-uniform sizes. */
+static uint64_t pick_size(uint64_t *rng, uint64_t max)
+{
+    uint64_t r = rng_next(rng), v;
+    switch (r % 8) {
+    case 0:
+    case 1:
+    case 2:
+        v = 1 + rng_next(rng) % 4096;
+        break;
+    case 3:
+        v = (1ull << (rng_next(rng) % (log2u(max) + 1))) + rng_next(rng) % 3 - 1;
+        break;
+    case 4:
+        v = A * (1 + rng_next(rng) % 64) + rng_next(rng) % 3 - 1;
+        break;
+    default: {
+        unsigned k = (unsigned)(rng_next(rng) % log2u(max));
+        v = (1ull << k) + rng_next(rng) % (1ull << k);
+    }
+    }
+    if (v == 0)
+        v = 1;
+    return v > max ? max : v;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void test_create_rejects_bad_arguments(void **state)
+{
+    bc__tlsf *pool = (bc__tlsf *)(uintptr_t)SENTINEL;
+    assert_int_equal(bc__tlsf_create(FAKE_BASE + 1, MiB, 16, &pool), BC_ERR_INVALID_ARGUMENT);
+    assert_int_equal(bc__tlsf_create(FAKE_BASE, MiB, 0, &pool), BC_ERR_INVALID_ARGUMENT);
+    assert_int_equal(bc__tlsf_create(FAKE_BASE, A - 1, 16, &pool), BC_ERR_BAD_SIZE);
+    assert_int_equal(bc__tlsf_create(FAKE_BASE, 0, 16, &pool), BC_ERR_BAD_SIZE);
+    assert_int_equal(bc__tlsf_create(0ull - MiB, 2 * MiB, 16, &pool),
+                     BC_ERR_INVALID_ARGUMENT); /* aligned, but the range wraps */
+    assert_last_error(BC_ERR_INVALID_ARGUMENT);
+    assert_int_equal(bc__tlsf_create(FAKE_BASE, MiB, 16, NULL), BC_ERR_INVALID_ARGUMENT);
+    assert_true(pool == (bc__tlsf *)(uintptr_t)SENTINEL); /* untouched on failure */
+    bc__tlsf_destroy(NULL);
+}
+
+/* A size that is not a multiple of A is rounded down; contains() follows it. */
+static void test_range_and_contains(void **state)
+{
+    const uint64_t arena = MiB + 3 * A + 17;
+    bc__tlsf *pool = make_pool(FAKE_BASE, arena, 8);
+    model m;
+    model_init(&m, FAKE_BASE, MiB + 3 * A, 8);
+    model_verify(&m, pool);
+    assert_true(bc__tlsf_contains(pool, FAKE_BASE));
+    assert_true(bc__tlsf_contains(pool, FAKE_BASE + MiB + 3 * A - 1));
+    assert_false(bc__tlsf_contains(pool, FAKE_BASE + MiB + 3 * A));
+    assert_false(bc__tlsf_contains(pool, FAKE_BASE - 1));
+    assert_false(bc__tlsf_contains(pool, 0));
+    /* The whole (non-class-boundary) range is one allocation when empty. */
+    uint64_t a = alloc_ok(pool, &m, MiB + 3 * A);
+    assert_int_equal(a, FAKE_BASE);
+    free_ok(pool, &m, a);
+    check_ok(pool);
+    model_fini(&m);
+    bc__tlsf_destroy(pool);
+}
+
+static void test_alignment_and_rounding(void **state)
+{
+    const uint32_t n = 600;
+    bc__tlsf *pool = make_pool(FAKE_BASE, 256 * MiB, n);
+    model m;
+    model_init(&m, FAKE_BASE, 256 * MiB, n);
+    uint64_t sizes[] = {1, 2, 255, 256, 257, 511, 512, 513, 4095, 4096, 4097, 8191, 8192, 8193,
+                        65535, 65536, 65537, 1000000, (1u << 20) - 1, 1u << 20, (1u << 20) + 1};
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t bytes = i < sizeof sizes / sizeof *sizes ? sizes[i] : 1 + (i * 7919u) % 100000;
+        uint64_t a = alloc_ok(pool, &m, bytes);
+        assert_int_equal(a % A, 0);
+    }
+    check_ok(pool);
+    /* free every other block, then the rest: coalesces back to one block */
+    uint64_t *live = calloc(n, sizeof *live);
+    assert_non_null(live);
+    memcpy(live, m.addr, n * sizeof *live);
+    for (uint32_t i = 0; i < n; i += 2)
+        free_ok(pool, &m, live[i]);
+    check_ok(pool);
+    for (uint32_t i = 1; i < n; i += 2)
+        free_ok(pool, &m, live[i]);
+    check_ok(pool);
+    bc_pool_stats s;
+    bc__tlsf_stats(pool, &s);
+    assert_int_equal(s.largest_free_block, 256 * MiB);
+    free(live);
+    model_fini(&m);
+    bc__tlsf_destroy(pool);
+}
+
+static void test_exhaustion_and_recovery(void **state)
+{
+    const uint64_t arena = MiB;
+    const uint32_t units = (uint32_t)(arena / A);
+    /* one spare live slot, so the limit is space, not the block count */
+    bc__tlsf *pool = make_pool(FAKE_BASE, arena, units + 1);
+    model m;
+    model_init(&m, FAKE_BASE, arena, units + 1);
+
+    for (int round = 0; round < 2; round++) {
+        for (uint32_t i = 0; i < units; i++)
+            alloc_ok(pool, &m, i % 2 ? A : 1);
+        bc_pool_stats s;
+        bc__tlsf_stats(pool, &s);
+        assert_int_equal(s.total_free_bytes, 0);
+        assert_true(s.fragmentation == 0.0);
+        uint64_t a = SENTINEL;
+        assert_int_equal(bc__tlsf_alloc(pool, 1, &a), BC_ERR_POOL_EXHAUSTED);
+        assert_last_error(BC_ERR_POOL_EXHAUSTED);
+        assert_int_equal(a, SENTINEL);
+        model_verify(&m, pool);
+        check_ok(pool);
+        /* free from the top down: exercises merge-with-next */
+        while (m.count > 0)
+            free_ok(pool, &m, m.addr[m.count - 1]);
+        check_ok(pool);
+    }
+
+    /* whole arena at once, then nothing fits, then it comes back */
+    uint64_t all = alloc_ok(pool, &m, arena);
+    uint64_t a = SENTINEL;
+    assert_int_equal(bc__tlsf_alloc(pool, 1, &a), BC_ERR_POOL_EXHAUSTED);
+    assert_int_equal(a, SENTINEL);
+    free_ok(pool, &m, all);
+    alloc_ok(pool, &m, arena / 2 + 1);
+    assert_int_equal(bc__tlsf_alloc(pool, arena / 2, &a), BC_ERR_POOL_EXHAUSTED);
+    model_verify(&m, pool);
+    alloc_ok(pool, &m, arena / 2 - A); /* exactly what is left */
+    check_ok(pool);
+    model_fini(&m);
+    bc__tlsf_destroy(pool);
+}
+
+/* Six blocks of different sizes tile the arena exactly; freeing them in each
+ * of the 720 orders must re-form one free block. */
+static void test_coalesce_every_order(void **state)
+{
+    static const uint64_t sizes[6] = {A, 3 * A, 64 * A, 5 * A, 1000 * A, 7 * A};
+    uint64_t arena = 0;
+    for (int i = 0; i < 6; i++)
+        arena += sizes[i];
+    int perm[6] = {0, 1, 2, 3, 4, 5};
+    int orders = 0;
+    for (;;) {
+        bc__tlsf *pool = make_pool(FAKE_BASE, arena, 6);
+        model m;
+        model_init(&m, FAKE_BASE, arena, 6);
+        uint64_t addr[6];
+        for (int i = 0; i < 6; i++)
+            addr[i] = alloc_ok(pool, &m, sizes[i]);
+        assert_int_equal(m.in_use, arena); /* tiled exactly */
+        for (int i = 0; i < 6; i++) {
+            free_ok(pool, &m, addr[perm[i]]);
+            check_ok(pool);
+        }
+        bc_pool_stats s;
+        bc__tlsf_stats(pool, &s);
+        assert_int_equal(s.largest_free_block, arena);
+        assert_true(s.fragmentation == 0.0);
+        model_fini(&m);
+        bc__tlsf_destroy(pool);
+        orders++;
+        /* next permutation in lexicographic order */
+        int k = 4;
+        while (k >= 0 && perm[k] > perm[k + 1])
+            k--;
+        if (k < 0)
+            break;
+        int l = 5;
+        while (perm[l] < perm[k])
+            l--;
+        int t = perm[k];
+        perm[k] = perm[l];
+        perm[l] = t;
+        for (int i = k + 1, j = 5; i < j; i++, j--) {
+            t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+    }
+    assert_int_equal(orders, 720);
+}
+
+/* Field by field: the struct has padding. */
+static void assert_stats_equal(const bc_pool_stats *x, const bc_pool_stats *y)
+{
+    assert_int_equal(x->arena_bytes, y->arena_bytes);
+    assert_int_equal(x->bytes_in_use, y->bytes_in_use);
+    assert_int_equal(x->peak_bytes_in_use, y->peak_bytes_in_use);
+    assert_int_equal(x->largest_free_block, y->largest_free_block);
+    assert_int_equal(x->total_free_bytes, y->total_free_bytes);
+    assert_true(x->fragmentation == y->fragmentation);
+    assert_int_equal(x->live_allocations, y->live_allocations);
+}
+
+/* Each failing call returns its status, leaves *out untouched and the pool
+ * the same in stats and invariants. */
+static void expect_alloc_error(bc__tlsf *pool, uint64_t bytes, bc_status want)
+{
+    bc_pool_stats before, after;
+    bc__tlsf_stats(pool, &before);
+    uint64_t a = SENTINEL;
+    assert_int_equal(bc__tlsf_alloc(pool, bytes, &a), want);
+    assert_last_error(want);
+    assert_int_equal(a, SENTINEL);
+    bc__tlsf_stats(pool, &after);
+    assert_stats_equal(&before, &after);
+    check_ok(pool);
+}
+
+static void expect_free_error(bc__tlsf *pool, uint64_t addr, bc_status want)
+{
+    bc_pool_stats before, after;
+    bc__tlsf_stats(pool, &before);
+    assert_int_equal(bc__tlsf_free(pool, addr), want);
+    assert_last_error(want);
+    bc__tlsf_stats(pool, &after);
+    assert_stats_equal(&before, &after);
+    check_ok(pool);
+}
+
+static void test_errors_change_nothing(void **state)
+{
+    const uint64_t arena = 4 * MiB;
+    bc__tlsf *pool = make_pool(FAKE_BASE, arena, 4);
+    model m;
+    model_init(&m, FAKE_BASE, arena, 4);
+    uint64_t a0 = alloc_ok(pool, &m, MiB);
+    uint64_t a1 = alloc_ok(pool, &m, 3 * A);
+    uint64_t a2 = alloc_ok(pool, &m, MiB);
+    free_ok(pool, &m, a0); /* leaves a hole: fragmentation > 0 */
+
+    expect_alloc_error(pool, 0, BC_ERR_BAD_SIZE);
+    expect_alloc_error(pool, arena + 1, BC_ERR_BAD_SIZE);
+    expect_alloc_error(pool, UINT64_MAX, BC_ERR_BAD_SIZE);
+    expect_alloc_error(pool, 2 * MiB + A, BC_ERR_POOL_EXHAUSTED);
+    expect_free_error(pool, a0, BC_ERR_DOUBLE_FREE);          /* double free */
+    expect_free_error(pool, a1 + 1, BC_ERR_DOUBLE_FREE);      /* interior */
+    expect_free_error(pool, a1 + A, BC_ERR_DOUBLE_FREE);      /* interior, aligned */
+    expect_free_error(pool, a2 + MiB, BC_ERR_DOUBLE_FREE);    /* free space */
+    expect_free_error(pool, FAKE_BASE - A, BC_ERR_FOREIGN_POINTER);
+    expect_free_error(pool, FAKE_BASE + arena, BC_ERR_FOREIGN_POINTER);
+    expect_free_error(pool, 0, BC_ERR_FOREIGN_POINTER);
+    expect_free_error(pool, UINT64_MAX, BC_ERR_FOREIGN_POINTER);
+    model_verify(&m, pool);
+
+    alloc_ok(pool, &m, 1);
+    alloc_ok(pool, &m, 1);
+    assert_int_equal(m.count, 4);
+    expect_alloc_error(pool, 1, BC_ERR_TOO_MANY_BLOCKS);
+    free_ok(pool, &m, a1);
+    alloc_ok(pool, &m, 1); /* a slot is back */
+    expect_alloc_error(pool, 1, BC_ERR_TOO_MANY_BLOCKS);
+
+    uint64_t a = SENTINEL;
+    assert_int_equal(bc__tlsf_alloc(pool, 1, NULL), BC_ERR_INVALID_ARGUMENT);
+    assert_int_equal(bc__tlsf_alloc(NULL, 1, &a), BC_ERR_INVALID_ARGUMENT);
+    assert_int_equal(bc__tlsf_free(NULL, a2), BC_ERR_INVALID_ARGUMENT);
+    assert_int_equal(bc__tlsf_check(NULL), BC_ERR_INVALID_ARGUMENT);
+    assert_int_equal(a, SENTINEL);
+    model_verify(&m, pool);
+    check_ok(pool);
+    model_fini(&m);
+    bc__tlsf_destroy(pool);
+}
+
+/* Hand-computed peak and fragmentation. */
+static void test_stats_by_hand(void **state)
+{
+    bc__tlsf *pool = make_pool(FAKE_BASE, 4 * MiB, 16);
+    model m;
+    model_init(&m, FAKE_BASE, 4 * MiB, 16);
+    uint64_t q[4];
+    for (int i = 0; i < 4; i++)
+        q[i] = alloc_ok(pool, &m, MiB);
+    free_ok(pool, &m, q[0]);
+    free_ok(pool, &m, q[2]);
+    bc_pool_stats s;
+    bc__tlsf_stats(pool, &s);
+    assert_int_equal(s.bytes_in_use, 2 * MiB);
+    assert_int_equal(s.peak_bytes_in_use, 4 * MiB);
+    assert_int_equal(s.total_free_bytes, 2 * MiB);
+    assert_int_equal(s.largest_free_block, MiB);
+    assert_true(s.fragmentation == 0.5);
+    assert_int_equal(s.live_allocations, 2);
+    free_ok(pool, &m, q[1]); /* q0..q2 merge: 3 MiB of 3 MiB free */
+    bc__tlsf_stats(pool, &s);
+    assert_int_equal(s.largest_free_block, 3 * MiB);
+    assert_true(s.fragmentation == 0.0);
+    assert_int_equal(s.peak_bytes_in_use, 4 * MiB);
+    model_fini(&m);
+    bc__tlsf_destroy(pool);
+}
+
+/* Tiny and odd table sizes: max_live 1, 3, 5. */
+static void test_small_tables(void **state)
+{
+    for (uint32_t max_live = 1; max_live <= 5; max_live += 2) {
+        bc__tlsf *pool = make_pool(FAKE_BASE, MiB, max_live);
+        model m;
+        model_init(&m, FAKE_BASE, MiB, max_live);
+        uint64_t rng = max_live;
+        for (int step = 0; step < 20000; step++) {
+            if (m.count < max_live && (m.count == 0 || rng_next(&rng) % 2)) {
+                alloc_ok(pool, &m, 1 + rng_next(&rng) % (MiB / 8));
+            } else if (m.count == max_live && rng_next(&rng) % 4 == 0) {
+                expect_alloc_error(pool, 1, BC_ERR_TOO_MANY_BLOCKS);
+            } else {
+                free_ok(pool, &m, m.addr[rng_next(&rng) % m.count]);
+            }
+            if (step % 16 == 0)
+                check_ok(pool);
+        }
+        model_fini(&m);
+        bc__tlsf_destroy(pool);
+    }
+}
+
+/* ---------------------------------------------------------------- storms */
+
+typedef struct storm_cfg {
+    uint64_t seed, arena;
+    uint32_t max_live, steps;
+    int expect_exhausted; /* this configuration must run out of space */
+    int expect_too_many;  /* this configuration must hit the live-block limit */
+} storm_cfg;
+
+/* The allocator's bounded guarantee (tlsf.h): a request of u units succeeds
+ * whenever a free block of u + u/32 units exists. */
+static uint64_t guaranteed_fit(uint64_t bytes)
+{
+    uint64_t u = round_a(bytes) / A;
+    return (u + u / 32) * A;
+}
+
+static void run_storm(void **state)
+{
+    const storm_cfg *c = *state;
+    const uint64_t arena = c->arena / A * A; /* what the pool manages */
+    const uint64_t max_req = arena / 8;
+    bc__tlsf *pool = make_pool(FAKE_BASE, c->arena, c->max_live);
+    model m;
+    model_init(&m, FAKE_BASE, arena, c->max_live);
+    uint64_t rng = c->seed;
+    uint32_t n_alloc = 0, n_free = 0, n_exhausted = 0, n_too_many = 0, n_bad_free = 0;
+
+    for (uint32_t step = 0; step < c->steps; step++) {
+        /* alternate alloc-heavy and free-heavy phases to reach both limits */
+        uint64_t r = rng_next(&rng) % 100;
+        int alloc_pct = (step / 4096) % 2 ? 75 : 35;
+        if (r < 2) {
+            /* free of an arbitrary address: the model decides the outcome */
+            uint64_t probe;
+            switch (rng_next(&rng) % 4) {
+            case 0:
+                probe = m.count ? m.addr[rng_next(&rng) % m.count] + 1 + rng_next(&rng) % 512 : 0;
+                break;
+            case 1:
+                probe = FAKE_BASE + rng_next(&rng) % arena / A * A;
+                break;
+            case 2:
+                probe = FAKE_BASE - A + rng_next(&rng) % 2 * (arena + A);
+                break;
+            default:
+                probe = m.count ? m.addr[rng_next(&rng) % m.count] : FAKE_BASE;
+            }
+            if (!(probe >= FAKE_BASE && probe < FAKE_BASE + arena)) {
+                expect_free_error(pool, probe, BC_ERR_FOREIGN_POINTER);
+                n_bad_free++;
+            } else if (!model_is_live(&m, probe)) {
+                expect_free_error(pool, probe, BC_ERR_DOUBLE_FREE);
+                n_bad_free++;
+            } else {
+                free_ok(pool, &m, probe);
+                n_free++;
+            }
+        } else if (m.count == 0 || r < (uint64_t)alloc_pct) {
+            uint64_t bytes = pick_size(&rng, max_req), a = SENTINEL;
+            bc_status st = bc__tlsf_alloc(pool, bytes, &a);
+            if (st == BC_OK) {
+                assert_true(m.count < c->max_live);
+                model_add(&m, a, round_a(bytes));
+                n_alloc++;
+            } else if (st == BC_ERR_TOO_MANY_BLOCKS) {
+                assert_int_equal(m.count, c->max_live);
+                assert_int_equal(a, SENTINEL);
+                n_too_many++;
+            } else {
+                assert_int_equal(st, BC_ERR_POOL_EXHAUSTED);
+                assert_true(m.count < c->max_live);
+                assert_true(model_largest_gap(&m) < guaranteed_fit(bytes));
+                assert_int_equal(a, SENTINEL);
+                n_exhausted++;
+            }
+        } else {
+            free_ok(pool, &m, m.addr[rng_next(&rng) % m.count]);
+            n_free++;
+        }
+        model_verify(&m, pool);
+        if (step % 64 == 0)
+            check_ok(pool);
+    }
+    check_ok(pool);
+    while (m.count > 0)
+        free_ok(pool, &m, m.addr[rng_next(&rng) % m.count]);
+    check_ok(pool);
+    bc_pool_stats s;
+    bc__tlsf_stats(pool, &s);
+    assert_int_equal(s.largest_free_block, arena);
+
+    print_message("storm seed %llu: %u allocs, %u frees, %u exhausted, %u too-many, %u bad frees, "
+                  "peak %llu of %llu bytes\n",
+                  (unsigned long long)c->seed, n_alloc, n_free, n_exhausted, n_too_many, n_bad_free,
+                  (unsigned long long)m.peak, (unsigned long long)arena);
+    /* the storm must actually have exercised every path */
+    assert_true(n_alloc > c->steps / 4);
+    assert_true(n_bad_free > 0);
+    if (c->expect_exhausted)
+        assert_true(n_exhausted > 0);
+    if (c->expect_too_many)
+        assert_true(n_too_many > 0);
+    model_fini(&m);
+    bc__tlsf_destroy(pool);
+}
+
+static storm_cfg storm1 = {.seed = 1, .arena = 64 * MiB, .max_live = 256, .steps = 150000,
+                           .expect_exhausted = 1, .expect_too_many = 1};
+static storm_cfg storm2 = {.seed = 0x5eed, .arena = 64 * MiB + 3 * A + 5, .max_live = 1000,
+                           .steps = 150000, .expect_exhausted = 1};
+static storm_cfg storm3 = {.seed = 42, .arena = 8 * MiB, .max_live = 64, .steps = 150000,
+                           .expect_too_many = 1};
+static storm_cfg storm4 = {.seed = 0xdecafbad, .arena = 256 * MiB, .max_live = 4096,
+                           .steps = 150000, .expect_exhausted = 1};
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_create_rejects_bad_arguments),
+        cmocka_unit_test(test_range_and_contains),
+        cmocka_unit_test(test_alignment_and_rounding),
+        cmocka_unit_test(test_exhaustion_and_recovery),
+        cmocka_unit_test(test_coalesce_every_order),
+        cmocka_unit_test(test_errors_change_nothing),
+        cmocka_unit_test(test_stats_by_hand),
+        cmocka_unit_test(test_small_tables),
+        {"storm_64MiB_256_live", run_storm, NULL, NULL, &storm1},
+        {"storm_64MiB_odd_size_1000_live", run_storm, NULL, NULL, &storm2},
+        {"storm_8MiB_64_live", run_storm, NULL, NULL, &storm3},
+        {"storm_256MiB_4096_live", run_storm, NULL, NULL, &storm4},
+    };
+    return cmocka_run_group_tests_name("tlsf", tests, NULL, NULL);
+}
