@@ -100,7 +100,7 @@ static bc_status open_context(bc_device *dev)
             return st;
         st = BC_CU(cuCtxSetCurrent, dev->ctx);
         if (st) {
-            BC_CU(cuDevicePrimaryCtxRelease, dev->cudev);
+            BC_CU_CLEANUP(cuDevicePrimaryCtxRelease, dev->cudev);
             dev->ctx = NULL;
         }
         return st;
@@ -113,9 +113,9 @@ static void close_context(bc_device *dev)
     if (dev->ctx == NULL)
         return;
     if (dev->cfg.use_primary_context)
-        BC_CU(cuDevicePrimaryCtxRelease, dev->cudev);
+        BC_CU_CLEANUP(cuDevicePrimaryCtxRelease, dev->cudev);
     else
-        BC_CU(cuCtxDestroy, dev->ctx);
+        BC_CU_CLEANUP(cuCtxDestroy, dev->ctx);
     dev->ctx = NULL;
 }
 
@@ -132,7 +132,7 @@ static bc_status open_arenas(bc_device *dev)
             goto fail_dev_arena;
     }
     if (c->host_arena_bytes > 0) {
-        st = BC_CU(cuMemHostAlloc, &dev->host_arena, c->host_arena_bytes, 0);
+        st = BC_CU(cuMemHostAlloc, &dev->host_arena, c->host_arena_bytes, CU_MEMHOSTALLOC_DEVICEMAP);
         if (st)
             goto fail_dev_pool;
         st = bc__tlsf_create((uint64_t)(uintptr_t)dev->host_arena, c->host_arena_bytes,
@@ -143,14 +143,14 @@ static bc_status open_arenas(bc_device *dev)
     return BC_OK;
 
 fail_host_arena:
-    BC_CU(cuMemFreeHost, dev->host_arena);
+    BC_CU_CLEANUP(cuMemFreeHost, dev->host_arena);
     dev->host_arena = NULL;
 fail_dev_pool:
     bc__tlsf_destroy(dev->dev_pool);
     dev->dev_pool = NULL;
 fail_dev_arena:
     if (dev->dev_arena)
-        BC_CU(cuMemFree, dev->dev_arena);
+        BC_CU_CLEANUP(cuMemFree, dev->dev_arena);
     dev->dev_arena = 0;
 fail:
     return st;
@@ -161,12 +161,12 @@ static void close_arenas(bc_device *dev)
     bc__tlsf_destroy(dev->host_pool);
     dev->host_pool = NULL;
     if (dev->host_arena)
-        BC_CU(cuMemFreeHost, dev->host_arena);
+        BC_CU_CLEANUP(cuMemFreeHost, dev->host_arena);
     dev->host_arena = NULL;
     bc__tlsf_destroy(dev->dev_pool);
     dev->dev_pool = NULL;
     if (dev->dev_arena)
-        BC_CU(cuMemFree, dev->dev_arena);
+        BC_CU_CLEANUP(cuMemFree, dev->dev_arena);
     dev->dev_arena = 0;
 }
 
@@ -208,12 +208,15 @@ bc_status bc_device_open(const bc_device_config *cfg, bc_device **out_dev)
     st = query_info(dev);
     if (st)
         goto fail_context;
+    st = BC_CU(cuStreamCreateWithPriority, &dev->xfer, CU_STREAM_NON_BLOCKING, 0);
+    if (st)
+        goto fail_context;
     dev->timings.context_us = now_us() - t0;
 
     t0 = now_us();
     st = open_arenas(dev);
     if (st)
-        goto fail_context;
+        goto fail_xfer;
     dev->timings.arenas_us = now_us() - t0;
 
     dev->info.image_arch = "";
@@ -232,6 +235,8 @@ bc_status bc_device_open(const bc_device_config *cfg, bc_device **out_dev)
 
 fail_arenas:
     close_arenas(dev);
+fail_xfer:
+    BC_CU_CLEANUP(cuStreamDestroy, dev->xfer);
 fail_context:
     close_context(dev);
 fail_driver:
@@ -255,19 +260,20 @@ void bc_device_close(bc_device *dev)
     if (dev == NULL)
         return;
     CUcontext previous = NULL;
-    if (BC_CU(cuCtxGetCurrent, &previous) != BC_OK)
+    if (BC_CU_CLEANUP(cuCtxGetCurrent, &previous) != BC_OK)
         previous = NULL;
-    BC_CU(cuCtxSetCurrent, dev->ctx);
+    BC_CU_CLEANUP(cuCtxSetCurrent, dev->ctx);
     release_list(&dev->graphs, bc__graph_release);
     release_list(&dev->plans, bc__plan_release);
     release_list(&dev->events, event_release);
     release_list(&dev->streams, stream_release);
     bc__image_unload(&dev->image);
     close_arenas(dev);
+    BC_CU_CLEANUP(cuStreamDestroy, dev->xfer);
     CUcontext closing = dev->ctx;
     close_context(dev);
     /* Leave the thread as we found it, unless it was on the context just closed. */
-    BC_CU(cuCtxSetCurrent, previous == closing ? NULL : previous);
+    BC_CU_CLEANUP(cuCtxSetCurrent, previous == closing ? NULL : previous);
     bc__driver_release();
     free(dev);
 }

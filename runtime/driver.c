@@ -196,3 +196,20 @@ bc_status bc__cu_result(CUresult r, const char *call, const char *file, int line
     return bc__fail(st, (int)r, name ? name : "", call, file, line, "%s returned %s (%d)", call,
                     (name && *name) ? name : "CUresult", (int)r);
 }
+
+bc_status bc__cu_cleanup_result(CUresult r, const char *call, const char *file, int line)
+{
+    if (r == CUDA_SUCCESS)
+        return BC_OK;
+    if (bc__log_enabled(BC_LOG_WARN)) {
+        const char *name = NULL;
+        if (bc__drv == NULL || bc__drv->cuGetErrorName == NULL ||
+            bc__drv->cuGetErrorName(r, &name) != CUDA_SUCCESS)
+            name = NULL;
+        bc__log(BC_LOG_WARN, "%s returned %s (%d) at %s:%d while releasing; ignored", call,
+                name ? name : "CUresult", (int)r, file, line);
+    }
+    if (r == CUDA_ERROR_NOT_READY)
+        return BC_ERR_NOT_READY;
+    return is_sticky(r) ? BC_ERR_DEVICE_LOST : BC_ERR_DRIVER;
+}

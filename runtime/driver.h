@@ -3,7 +3,8 @@
  * bc__drv points at the table while at least one user holds a reference
  * (bc__driver_acquire / bc__driver_release). Every driver call in barecuda is
  * written BC_CU(entry, args...), which calls through the table and maps the
- * CUresult to a bc_status, recording the call site on failure.
+ * CUresult to a bc_status, recording the call site on failure (release calls
+ * on unwinding and close paths: BC_CU_CLEANUP, which only logs).
  */
 #ifndef BC_RUNTIME_DRIVER_H
 #define BC_RUNTIME_DRIVER_H
@@ -52,5 +53,13 @@ void bc__driver_set_library(const char *path);
 bc_status bc__cu_result(CUresult r, const char *call, const char *file, int line);
 
 #define BC_CU(fn, ...) bc__cu_result(bc__drv->fn(__VA_ARGS__), #fn, __FILE__, __LINE__)
+
+/* The same mapping for calls on unwinding and close/destroy paths, whose
+ * failure the caller can neither act on nor be told about: a failure is
+ * logged at BC_LOG_WARN but NOT recorded, so bc_last_error() keeps the
+ * failure that started the unwinding (and void functions never change it). */
+bc_status bc__cu_cleanup_result(CUresult r, const char *call, const char *file, int line);
+
+#define BC_CU_CLEANUP(fn, ...) bc__cu_cleanup_result(bc__drv->fn(__VA_ARGS__), #fn, __FILE__, __LINE__)
 
 #endif

@@ -40,6 +40,7 @@ struct bc_device {
     CUcontext ctx;
     bc_device_info info;
     bc_open_timings timings;
+    CUstream xfer; /* the synchronous copies' stream (see mem.c) */
 
     CUdeviceptr dev_arena;
     bc__tlsf *dev_pool;

@@ -48,7 +48,7 @@ bc_status bc_stream_create(bc_device *dev, int priority, bc_stream **out_stream,
     bc_stream *s = NULL;
     st = stream_new(dev, h, 1, &s);
     if (st) {
-        BC_CU(cuStreamDestroy, h);
+        BC_CU_CLEANUP(cuStreamDestroy, h);
         return st;
     }
     *out_stream = s;
@@ -69,7 +69,7 @@ void bc_stream_destroy(bc_stream *s)
     if (s == NULL)
         return;
     if (s->owned)
-        BC_CU(cuStreamDestroy, s->handle);
+        BC_CU_CLEANUP(cuStreamDestroy, s->handle);
     bc__list_remove(&s->link);
     free(s);
 }
@@ -139,7 +139,7 @@ void bc_event_destroy(bc_event *e)
 {
     if (e == NULL)
         return;
-    BC_CU(cuEventDestroy, e->handle);
+    BC_CU_CLEANUP(cuEventDestroy, e->handle);
     bc__list_remove(&e->link);
     free(e);
 }

@@ -4,7 +4,9 @@
  * released with its matching destroy/close function; objects created from a
  * device (streams, events, plans, graphs, allocations) must be released before
  * the device is closed. bc_device_close releases whatever the caller forgot,
- * in reverse order of creation, so closing is always safe.
+ * in reverse order of creation, so closing is always safe. If the closed
+ * device's context was current on the calling thread, the thread is left with
+ * no current context (bind another device before using it).
  *
  * Threads: a bc_device and the objects made from it may be used by one thread
  * at a time (the caller serialises). Different devices are independent and may

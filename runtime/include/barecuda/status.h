@@ -47,7 +47,7 @@ typedef enum bc_status {
     /* GEMM plan validation */
     BC_ERR_NULL_POINTER = 50,       /* a required device pointer is 0 */
     BC_ERR_MISALIGNED = 51,         /* a pointer breaks its alignment rule (16 B for A/B/C/D, 4 B for bias) */
-    BC_ERR_BAD_LEADING_DIM = 52,    /* a leading dimension is smaller than the row, or not 16-byte aligned */
+    BC_ERR_BAD_LEADING_DIM = 52,    /* a leading dimension is smaller than the row (or A/B rows not 16-byte aligned) */
     BC_ERR_K_ALIGNMENT = 53,        /* K * sizeof(input) is not a multiple of 16 bytes */
     BC_ERR_BAD_SHAPE = 54,          /* M, N or K is zero or above 2^31 - 1 */
     BC_ERR_SIZE_OVERFLOW = 55,      /* an operand's extent overflows 64-bit byte arithmetic */
