@@ -27,15 +27,26 @@
 #define BC_SM90_SMEM_BYTES (BC_SM90_STAGES * BC_SM90_STAGE_BYTES + 2 * BC_SM90_STAGES * 8 + 1024)
 
 /* ---- sm_100a configuration (assembled, never run here): tcgen05.mma
- * cta_group::1 kind::f16 128x256x16, 128x256x64 tile, 4 stages, the
- * accumulator in 256 TMEM columns. */
+ * cta_group::1 kind::f16 128x256x16, 128x256x64 tile, 4-stage TMA ring with
+ * 128-byte swizzle (same boxes as sm_90a), warp 0 TMA, warp 1 MMA (and TMEM
+ * allocation), warps 2..5 epilogue. The accumulator lives in TMEM: all 512
+ * columns = two 256-column f32 buffers, so the epilogue of one tile overlaps
+ * the MMAs of the next. */
 #define BC_SM100_BM 128
 #define BC_SM100_BN 256
 #define BC_SM100_BK 64
 #define BC_SM100_STAGES 4
 #define BC_SM100_THREADS 192 /* warp 0 TMA, warp 1 MMA, warps 2..5 epilogue */
-#define BC_SM100_STAGE_BYTES ((BC_SM100_BM + BC_SM100_BN) * BC_SM100_BK * 2)
-#define BC_SM100_SMEM_BYTES (BC_SM100_STAGES * BC_SM100_STAGE_BYTES + 2 * BC_SM100_STAGES * 8 + 64 + 1024)
+#define BC_SM100_EPI_THREADS 128
+#define BC_SM100_ACC_BUFS 2
+#define BC_SM100_TMEM_COLS (BC_SM100_ACC_BUFS * BC_SM100_BN) /* 512 */
+#define BC_SM100_A_STAGE_BYTES (BC_SM100_BM * BC_SM100_BK * 2)
+#define BC_SM100_B_STAGE_BYTES (BC_SM100_BN * BC_SM100_BK * 2)
+#define BC_SM100_STAGE_BYTES (BC_SM100_A_STAGE_BYTES + BC_SM100_B_STAGE_BYTES)
+/* after the stages, 128 B: full[S], empty[S], tmem_full[2], tmem_empty[2]
+ * mbarriers and the u32 TMEM address slot; + slack to align the base to 1024 B */
+#define BC_SM100_BAR_BYTES 128
+#define BC_SM100_SMEM_BYTES (BC_SM100_STAGES * BC_SM100_STAGE_BYTES + BC_SM100_BAR_BYTES + 1024)
 
 /* bc_gemm_params.flags */
 #define BC_GEMM_F_C 1u    /* add beta * C */

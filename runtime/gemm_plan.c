@@ -1,2 +1,378 @@
-/* placeholder: being written */
-typedef int bc__placeholder_gemm_plan;
+/* GEMM plans: all validation, configuration choice, tensor-map encoding and
+ * launch packing happen here, so that the launch is one driver call. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "gemm_internal.h"
+
+#define MAX_DIM 0x7FFFFFFFll
+#define GROUP_M 8u /* tile raster band height (tile_sched.h) */
+
+/* sm_90a, one CTA per tile: the rule's choice on CC 9.0. */
+static const bc__gemm_config sm90_config = {
+    .name = "sm90_128x256x64_ws_s4",
+    .family = 9,
+    .bm = BC_SM90_BM,
+    .bn = BC_SM90_BN,
+    .bk = BC_SM90_BK,
+    .threads = BC_SM90_THREADS,
+    .smem_bytes = BC_SM90_SMEM_BYTES,
+    .cluster_m = 1,
+    .kernel = {{BC_K_GEMM_SM90_BF16_BF16, BC_K_GEMM_SM90_BF16_F16, BC_K_GEMM_SM90_BF16_F32},
+               {BC_K_GEMM_SM90_F16_BF16, BC_K_GEMM_SM90_F16_F16, BC_K_GEMM_SM90_F16_F32}},
+};
+
+/* sm_90a, 2x1 cluster: CTA pairs along M share B through TMA multicast.
+ * Measured no faster than sm90_config on H100 (docs/perf-notes.md), so the
+ * rule never picks it; it is built for explicit requests and experiments. */
+static const bc__gemm_config sm90c2_config = {
+    .name = "sm90_128x256x64_ws_s4_c2",
+    .family = 9,
+    .bm = BC_SM90_BM,
+    .bn = BC_SM90_BN,
+    .bk = BC_SM90_BK,
+    .threads = BC_SM90_THREADS,
+    .smem_bytes = BC_SM90_SMEM_BYTES,
+    .cluster_m = 2,
+    .kernel = {{BC_K_GEMM_SM90C2_BF16_BF16, BC_K_GEMM_SM90C2_BF16_F16, BC_K_GEMM_SM90C2_BF16_F32},
+               {BC_K_GEMM_SM90C2_F16_BF16, BC_K_GEMM_SM90C2_F16_F16, BC_K_GEMM_SM90C2_F16_F32}},
+};
+
+/* Blackwell images (sm_100a/100f/103a/110a): tcgen05, accumulator in TMEM.
+ * Assembled and statically checked only: no Blackwell GPU has run it. */
+static const bc__gemm_config sm100_config = {
+    .name = "sm100_128x256x64_ws_s4_tmem2",
+    .family = 10,
+    .bm = BC_SM100_BM,
+    .bn = BC_SM100_BN,
+    .bk = BC_SM100_BK,
+    .threads = BC_SM100_THREADS,
+    .smem_bytes = BC_SM100_SMEM_BYTES,
+    .cluster_m = 1,
+    .kernel = {{BC_K_GEMM_SM100_BF16_BF16, BC_K_GEMM_SM100_BF16_F16, BC_K_GEMM_SM100_BF16_F32},
+               {BC_K_GEMM_SM100_F16_BF16, BC_K_GEMM_SM100_F16_F16, BC_K_GEMM_SM100_F16_F32}},
+};
+
+static const char *const kernel_names[BC__KERNEL_COUNT] = {
+#define K(id, sym, fam, smem) [BC_K_##id] = #sym,
+#include "manifest.h"
+#undef K
+};
+
+static uint64_t dtype_size(bc_dtype t) { return t == BC_DTYPE_F32 ? 4u : 2u; }
+
+bc_status bc_gemm_desc_default(bc_gemm_desc *out_desc)
+{
+    if (out_desc == NULL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_gemm_desc_default", "out_desc is NULL");
+    memset(out_desc, 0, sizeof *out_desc);
+    out_desc->ab_type = BC_DTYPE_BF16;
+    out_desc->d_type = BC_DTYPE_BF16;
+    out_desc->alpha = 1.0f;
+    return BC_OK;
+}
+
+/* Shape and types. */
+static bc_status check_shape_types(const bc_gemm_desc *d)
+{
+    if (d->m < 1 || d->n < 1 || d->k < 1 || d->m > MAX_DIM || d->n > MAX_DIM || d->k > MAX_DIM)
+        return BC_FAIL(BC_ERR_BAD_SHAPE, "shape", "M=%lld N=%lld K=%lld: each must be in [1, 2^31-1]",
+                       (long long)d->m, (long long)d->n, (long long)d->k);
+    if (d->ab_type != BC_DTYPE_BF16 && d->ab_type != BC_DTYPE_F16)
+        return BC_FAIL(BC_ERR_UNSUPPORTED_TYPES, "ab_type",
+                       "input type %d: A and B must be BC_DTYPE_BF16 or BC_DTYPE_F16", (int)d->ab_type);
+    if (d->d_type != BC_DTYPE_BF16 && d->d_type != BC_DTYPE_F16 && d->d_type != BC_DTYPE_F32)
+        return BC_FAIL(BC_ERR_UNSUPPORTED_TYPES, "d_type", "output type %d is not BF16, F16 or F32",
+                       (int)d->d_type);
+    if ((d->k * 2) % 16)
+        return BC_FAIL(BC_ERR_K_ALIGNMENT, "K", "K=%lld: rows of A and B are %lld bytes, not a multiple of 16",
+                       (long long)d->k, (long long)(d->k * 2));
+    return BC_OK;
+}
+
+/* One leading dimension: at least the row and within the kernel ABI; A and B
+ * rows (TMA) must also start 16 bytes apart (`row_align` 16, else 1). */
+static bc_status check_ld(const char *name, int64_t ld, int64_t row, uint64_t esize, uint64_t row_align)
+{
+    if (ld < row)
+        return BC_FAIL(BC_ERR_BAD_LEADING_DIM, name, "%s=%lld is smaller than the row length %lld", name,
+                       (long long)ld, (long long)row);
+    if (ld > MAX_DIM)
+        return BC_FAIL(BC_ERR_BAD_LEADING_DIM, name, "%s=%lld exceeds 2^31-1", name, (long long)ld);
+    if (((uint64_t)ld * esize) % row_align)
+        return BC_FAIL(BC_ERR_BAD_LEADING_DIM, name, "%s=%lld: rows are %llu bytes, not a multiple of 16",
+                       name, (long long)ld, (unsigned long long)((uint64_t)ld * esize));
+    return BC_OK;
+}
+
+/* Pointer rules and the byte extent [p, p + ((rows-1)*ld + cols)*esize). */
+static bc_status check_operand(const char *name, bc_devptr p, int64_t rows, int64_t cols, int64_t ld,
+                               uint64_t esize, uint64_t align)
+{
+    if (p == 0)
+        return BC_FAIL(BC_ERR_NULL_POINTER, name, "%s is a null device pointer", name);
+    if (p % align)
+        return BC_FAIL(BC_ERR_MISALIGNED, name, "%s=0x%llx is not %llu-byte aligned", name,
+                       (unsigned long long)p, (unsigned long long)align);
+    uint64_t elems, bytes, end;
+    if (__builtin_mul_overflow((uint64_t)(rows - 1), (uint64_t)ld, &elems) ||
+        __builtin_add_overflow(elems, (uint64_t)cols, &elems) ||
+        __builtin_mul_overflow(elems, esize, &bytes) || __builtin_add_overflow(p, bytes, &end))
+        return BC_FAIL(BC_ERR_SIZE_OVERFLOW, name, "%s: extent of %lld x %lld (ld %lld) overflows", name,
+                       (long long)rows, (long long)cols, (long long)ld);
+    return BC_OK;
+}
+
+/* Resolves the defaulted leading dimensions and checks every pointer rule. */
+static bc_status check_layout(bc_gemm_desc *d)
+{
+    const uint64_t osz = dtype_size(d->d_type);
+    if (d->lda == 0) d->lda = d->k;
+    if (d->ldb == 0) d->ldb = d->k;
+    if (d->ldc == 0) d->ldc = d->n;
+    if (d->ldd == 0) d->ldd = d->n;
+    bc_status st = check_ld("lda", d->lda, d->k, 2, 16);
+    if (!st) st = check_ld("ldb", d->ldb, d->k, 2, 16);
+    if (!st) st = check_ld("ldd", d->ldd, d->n, osz, 1);
+    if (!st && d->beta != 0.0f) st = check_ld("ldc", d->ldc, d->n, osz, 1);
+    if (!st) st = check_operand("a", d->a, d->m, d->k, d->lda, 2, 16);
+    if (!st) st = check_operand("b", d->b, d->n, d->k, d->ldb, 2, 16);
+    if (!st) st = check_operand("d", d->d, d->m, d->n, d->ldd, osz, 16);
+    if (!st && d->beta != 0.0f) st = check_operand("c", d->c, d->m, d->n, d->ldc, osz, 16);
+    if (!st && d->bias != 0) st = check_operand("bias", d->bias, 1, d->n, d->n, osz, 4);
+    return st;
+}
+
+static const bc__gemm_config *const all_configs[] = {&sm90_config, &sm90c2_config, &sm100_config};
+
+/* The documented configuration rule (README, "GEMM configurations"), or the
+ * caller's explicit choice. */
+static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config **out,
+                               CUfunction *out_fn)
+{
+    const bc__gemm_config *c = NULL;
+    if (d->config != NULL) {
+        for (size_t i = 0; i < sizeof all_configs / sizeof all_configs[0]; i++)
+            if (strcmp(all_configs[i]->name, d->config) == 0)
+                c = all_configs[i];
+        int fam = dev->info.cc_major == 9 ? 9 : 10;
+        if (c == NULL || c->family != fam)
+            return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "configuration '%s' is %s for sm_%d%d", d->config,
+                           c == NULL ? "unknown" : "not built", dev->info.cc_major, dev->info.cc_minor);
+    } else if (dev->info.cc_major == 9 && dev->info.cc_minor == 0)
+        c = &sm90_config;
+    else if (dev->info.cc_major == 10 || dev->info.cc_major == 11)
+        c = &sm100_config;
+    if (c == NULL)
+        return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "no GEMM configuration for sm_%d%d",
+                       dev->info.cc_major, dev->info.cc_minor);
+    CUfunction fn = dev->image.fn[c->kernel[d->ab_type][d->d_type]];
+    if (fn == NULL)
+        return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config",
+                       "kernel %s is not loaded (device opened with skip_kernel_load?)",
+                       kernel_names[c->kernel[d->ab_type][d->d_type]]);
+    if ((uint32_t)dev->info.smem_per_block_optin < c->smem_bytes)
+        return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "%s needs %u bytes of shared memory, device offers %d",
+                       c->name, c->smem_bytes, dev->info.smem_per_block_optin);
+    *out = c;
+    *out_fn = fn;
+    return BC_OK;
+}
+
+/* How many clusters of this configuration the device runs at once: the SM
+ * count for single CTAs; for clusters, the driver's occupancy answer (a
+ * cluster must fit in one GPC, so pairs can leave SMs over). */
+static bc_status max_resident_clusters(const bc_device *dev, const bc__gemm_config *c, CUfunction fn,
+                                       uint32_t *out)
+{
+    if (c->cluster_m == 1) {
+        *out = (uint32_t)dev->info.sm_count;
+        return BC_OK;
+    }
+    CUlaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = c->cluster_m;
+    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+    CUlaunchConfig lc;
+    memset(&lc, 0, sizeof lc);
+    lc.gridDimX = c->cluster_m * (uint32_t)dev->info.sm_count;
+    lc.gridDimY = lc.gridDimZ = 1;
+    lc.blockDimX = c->threads;
+    lc.blockDimY = lc.blockDimZ = 1;
+    lc.sharedMemBytes = c->smem_bytes;
+    lc.attrs = &attr;
+    lc.numAttrs = 1;
+    int n = 0;
+    bc_status st = BC_CU(cuOccupancyMaxActiveClusters, &n, fn, &lc);
+    if (st)
+        return st;
+    if (n < 1)
+        return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "cuOccupancyMaxActiveClusters",
+                       "%s: the device cannot hold one cluster of %u CTAs", c->name, c->cluster_m);
+    *out = (uint32_t)n;
+    return BC_OK;
+}
+
+static bc_status encode_maps(bc_gemm_params *p, const bc_gemm_desc *d, const bc__gemm_config *c)
+{
+    bc_status st = bc__tmap_encode_sw128(p->tmap_a, "A", d->ab_type, d->a, (uint64_t)d->k, (uint64_t)d->m,
+                                         (uint64_t)d->lda * 2, c->bk, c->bm);
+    if (st)
+        return st;
+    /* in a cluster each CTA loads (and multicasts) its share of B's rows */
+    return bc__tmap_encode_sw128(p->tmap_b, "B", d->ab_type, d->b, (uint64_t)d->k, (uint64_t)d->n,
+                                 (uint64_t)d->ldb * 2, c->bk, c->bn / c->cluster_m);
+}
+
+/* Persistent grid: one cluster per work unit up to the number of clusters
+ * the device can hold at once (max_clusters, from the occupancy query). */
+static void pack(bc_gemm_plan *pl, uint32_t max_clusters)
+{
+    const bc_gemm_desc *d = &pl->desc;
+    const bc__gemm_config *c = pl->config;
+    bc_gemm_params *p = &pl->params;
+    p->d = d->d;
+    p->c = d->beta != 0.0f ? d->c : 0;
+    p->bias = d->bias;
+    p->m = (uint32_t)d->m;
+    p->n = (uint32_t)d->n;
+    p->k = (uint32_t)d->k;
+    p->ldd = (uint32_t)d->ldd;
+    p->ldc = (uint32_t)d->ldc;
+    p->alpha = d->alpha;
+    p->beta = d->beta;
+    p->flags = (d->beta != 0.0f ? BC_GEMM_F_C : 0) | (d->bias ? BC_GEMM_F_BIAS : 0) |
+               (d->relu ? BC_GEMM_F_RELU : 0);
+    p->tiles_m = (uint32_t)((d->m + c->bm - 1) / c->bm);
+    p->tiles_n = (uint32_t)((d->n + c->bn - 1) / c->bn);
+    p->k_blocks = (uint32_t)((d->k + c->bk - 1) / c->bk);
+    p->group_m = GROUP_M;
+
+    const uint32_t tiles = p->tiles_m * p->tiles_n;
+    const uint32_t units = (p->tiles_m + c->cluster_m - 1) / c->cluster_m * p->tiles_n;
+    const uint32_t grid = (units < max_clusters ? units : max_clusters) * c->cluster_m;
+    CUlaunchConfig *lc = &pl->launch;
+    memset(lc, 0, sizeof *lc);
+    lc->gridDimX = grid;
+    lc->gridDimY = lc->gridDimZ = 1;
+    lc->blockDimX = c->threads;
+    lc->blockDimY = lc->blockDimZ = 1;
+    lc->sharedMemBytes = c->smem_bytes;
+    lc->attrs = pl->attrs;
+    if (c->cluster_m > 1) {
+        pl->attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        pl->attrs[0].value.clusterDim.x = c->cluster_m;
+        pl->attrs[0].value.clusterDim.y = 1;
+        pl->attrs[0].value.clusterDim.z = 1;
+        lc->numAttrs = 1;
+    }
+    pl->args[0] = &pl->params;
+
+    bc_gemm_plan_info *in = &pl->info;
+    in->config = c->name;
+    in->kernel = kernel_names[c->kernel[d->ab_type][d->d_type]];
+    in->tile_m = c->bm;
+    in->tile_n = c->bn;
+    in->tile_k = c->bk;
+    in->grid_x = grid;
+    in->block_x = c->threads;
+    in->cluster_x = c->cluster_m;
+    in->smem_bytes = c->smem_bytes;
+    in->tiles = tiles;
+    in->split_k = 1;
+    in->resident_clusters = max_clusters;
+}
+
+bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_plan **out_plan)
+{
+    if (dev == NULL || desc == NULL || out_plan == NULL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_gemm_plan_create", "dev, desc or out_plan is NULL");
+    bc_gemm_desc d = *desc;
+    bc_status st = check_shape_types(&d);
+    if (st)
+        return st;
+    st = check_layout(&d);
+    if (st)
+        return st;
+    const bc__gemm_config *c = NULL;
+    CUfunction fn = NULL;
+    st = choose_config(dev, &d, &c, &fn);
+    if (st)
+        return st;
+    d.config = c->name; /* the plan keeps no pointer into the caller's memory */
+    bc_gemm_plan *pl = aligned_alloc(64, (sizeof *pl + 63) & ~(size_t)63);
+    if (pl == NULL)
+        return BC_FAIL(BC_ERR_OUT_OF_HOST_MEMORY, "aligned_alloc", "cannot allocate a GEMM plan");
+    memset(pl, 0, sizeof *pl);
+    pl->dev = dev;
+    pl->desc = d;
+    pl->config = c;
+    pl->fn = fn;
+    st = encode_maps(&pl->params, &d, c);
+    if (st)
+        goto fail_free;
+    uint32_t max_clusters = 0;
+    st = max_resident_clusters(dev, c, fn, &max_clusters);
+    if (st)
+        goto fail_free;
+    pack(pl, max_clusters);
+    bc__list_push(&dev->plans, &pl->link);
+    *out_plan = pl;
+    return BC_OK;
+
+fail_free:
+    free(pl);
+    return st;
+}
+
+bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b, bc_devptr c, bc_devptr d,
+                                    bc_devptr bias)
+{
+    if (plan == NULL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_gemm_plan_set_pointers", "plan is NULL");
+    bc_gemm_desc nd = plan->desc;
+    nd.a = a;
+    nd.b = b;
+    nd.c = c;
+    nd.d = d;
+    if ((bias != 0) != (plan->desc.bias != 0))
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bias",
+                       "a plan created %s bias cannot be re-pointed %s one", plan->desc.bias ? "with" : "without",
+                       plan->desc.bias ? "without" : "with");
+    nd.bias = bias;
+    bc_status st = check_layout(&nd);
+    if (st)
+        return st;
+    bc_gemm_params p = plan->params;
+    st = bc__tmap_set_address(p.tmap_a, "A", a);
+    if (!st)
+        st = bc__tmap_set_address(p.tmap_b, "B", b);
+    if (st)
+        return st;
+    p.d = d;
+    p.c = nd.beta != 0.0f ? c : 0;
+    p.bias = bias;
+    plan->params = p;
+    plan->desc = nd;
+    return BC_OK;
+}
+
+bc_status bc_gemm_plan_query(const bc_gemm_plan *plan, bc_gemm_plan_info *out_info)
+{
+    if (plan == NULL || out_info == NULL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_gemm_plan_query", "plan or out_info is NULL");
+    *out_info = plan->info;
+    return BC_OK;
+}
+
+void bc_gemm_plan_destroy(bc_gemm_plan *plan)
+{
+    if (plan == NULL)
+        return;
+    bc__list_remove(&plan->link);
+    free(plan);
+}
+
+void bc__plan_release(bc__link *node) { bc_gemm_plan_destroy((bc_gemm_plan *)node); }

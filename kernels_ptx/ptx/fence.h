@@ -34,4 +34,10 @@ BC_DEVICE void bc_cluster_sync(void)
     bc_cluster_wait();
 }
 
+/* The same barrier for threads that may have diverged (no .aligned). */
+BC_DEVICE void bc_cluster_sync_divergent(void)
+{
+    asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+}
+
 #endif

@@ -26,6 +26,20 @@ BC_DEVICE uint32_t bc_cluster_ctarank(void)
     return r;
 }
 
+BC_DEVICE uint32_t bc_clusterid_x(void)
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
+    return r;
+}
+
+BC_DEVICE uint32_t bc_nclusterid_x(void)
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
+    return r;
+}
+
 BC_DEVICE uint64_t bc_globaltimer_ns(void)
 {
     uint64_t r;
@@ -40,6 +54,9 @@ BC_DEVICE void bc_bar_sync(uint32_t id, uint32_t nthreads)
 }
 
 BC_DEVICE void bc_syncthreads(void) { asm volatile("bar.sync 0;" ::: "memory"); }
+
+/* Reconverges the warp (all 32 lanes) before a .sync.aligned instruction. */
+BC_DEVICE void bc_syncwarp(void) { asm volatile("bar.warp.sync -1;" ::: "memory"); }
 
 /* 1 in exactly one lane of the (fully active) warp. */
 BC_DEVICE uint32_t bc_elect_one(void)

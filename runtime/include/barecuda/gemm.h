@@ -43,6 +43,9 @@ typedef struct bc_gemm_desc {
     bc_devptr d;          /* required, 16-byte aligned */
     bc_devptr bias;       /* optional (0): N values of d_type, 4-byte aligned */
     int relu;             /* 1: clamp negatives to 0 after bias */
+    const char *config;   /* NULL: the documented rule picks; else the name of a
+                             compiled-in configuration (benchmarks, tests);
+                             an unknown or unsuitable name is BC_ERR_INVALID_ARGUMENT */
 } bc_gemm_desc;
 
 /* Contract: fills *out_desc with m=n=k=0, bf16 in, bf16 out, alpha 1, beta 0,
@@ -83,6 +86,7 @@ typedef struct bc_gemm_plan_info {
     uint32_t smem_bytes;
     uint32_t tiles;          /* output tiles */
     uint32_t split_k;        /* 1 unless the config splits K (fixed reduction order) */
+    uint32_t resident_clusters; /* clusters the device holds at once (occupancy query) */
 } bc_gemm_plan_info;
 
 /* Contract: describes the chosen configuration; no driver call. */

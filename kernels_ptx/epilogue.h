@@ -1,0 +1,110 @@
+/* GEMM epilogue math shared by the Hopper and Blackwell kernels:
+ *   D = act(alpha * acc + beta * C + bias), stored as bf16, f16 or f32,
+ * one pair of adjacent columns at a time, masked at the M and N edges.
+ * C and bias have D's type. out_t is a compile-time constant (bc_dtype).
+ */
+#ifndef BC_KERNELS_EPILOGUE_H
+#define BC_KERNELS_EPILOGUE_H
+
+#include "gemm_abi.h"
+#include "ptx/sreg.h"
+
+enum { BC_OUT_BF16 = 0, BC_OUT_F16 = 1, BC_OUT_F32 = 2 };
+
+/* The epilogue's view of the parameters (copied out of parameter space so
+ * the kernel never takes the parameter's address). */
+typedef struct bc_epi {
+    uint64_t d, c, bias;
+    uint32_t m, n, ldd, ldc;
+    float alpha, beta;
+    uint32_t flags;
+} bc_epi;
+
+typedef struct bc_f32x2 {
+    float x, y;
+} __attribute__((aligned(8))) bc_f32x2;
+
+BC_DEVICE float bc_bf16_to_f32(uint16_t h) { return __builtin_bit_cast(float, (uint32_t)h << 16); }
+
+BC_DEVICE float bc_f16_to_f32(uint16_t h)
+{
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+
+/* Packs (lo, hi) into one 32-bit word: lo at the lower address. */
+BC_DEVICE uint32_t bc_pack2(float lo, float hi, int out_t)
+{
+    uint32_t r;
+    if (out_t == BC_OUT_BF16)
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    else
+        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+BC_DEVICE uint16_t bc_pack1(float v, int out_t)
+{
+    uint16_t r;
+    if (out_t == BC_OUT_BF16)
+        asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(v));
+    else
+        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(v));
+    return r;
+}
+
+/* Element i of a D-typed array at `base`. */
+BC_DEVICE float bc_load_out(uint64_t base, uint64_t i, int out_t)
+{
+    if (out_t == BC_OUT_F32)
+        return ((const float *)base)[i];
+    uint16_t h = ((const uint16_t *)base)[i];
+    return out_t == BC_OUT_BF16 ? bc_bf16_to_f32(h) : bc_f16_to_f32(h);
+}
+
+BC_DEVICE float bc_epi_apply(const bc_epi *e, float acc, uint32_t row, uint32_t col, int out_t)
+{
+    float v = e->alpha * acc;
+    if (e->flags & BC_GEMM_F_C)
+        v += e->beta * bc_load_out(e->c, (uint64_t)row * e->ldc + col, out_t);
+    if (e->flags & BC_GEMM_F_BIAS)
+        v += bc_load_out(e->bias, col, out_t);
+    if ((e->flags & BC_GEMM_F_RELU) && v < 0.0f)
+        v = 0.0f; /* NaN propagates, as in torch.relu */
+    return v;
+}
+
+/* Stores accumulator columns (col, col+1) of `row`; col is even. The pair
+ * goes out as one 4- or 8-byte store when its index is even (D is 16-byte
+ * aligned), else as two element stores (odd ldd). */
+BC_DEVICE void bc_epi_store_pair(const bc_epi *e, uint32_t row, uint32_t col, float a0, float a1,
+                                 int out_t)
+{
+    if (row >= e->m || col >= e->n)
+        return;
+    float v0 = bc_epi_apply(e, a0, row, col, out_t);
+    uint64_t i = (uint64_t)row * e->ldd + col;
+    const int two = col + 1 < e->n;
+    float v1 = two ? bc_epi_apply(e, a1, row, col + 1, out_t) : 0.0f;
+    if (two && (i & 1u) == 0) {
+        if (out_t == BC_OUT_F32) {
+            bc_f32x2 pair = {v0, v1};
+            ((bc_f32x2 *)e->d)[i / 2] = pair;
+        } else {
+            ((uint32_t *)e->d)[i / 2] = bc_pack2(v0, v1, out_t);
+        }
+        return;
+    }
+    if (out_t == BC_OUT_F32) {
+        ((float *)e->d)[i] = v0;
+        if (two)
+            ((float *)e->d)[i + 1] = v1;
+    } else {
+        ((uint16_t *)e->d)[i] = bc_pack1(v0, out_t);
+        if (two)
+            ((uint16_t *)e->d)[i + 1] = bc_pack1(v1, out_t);
+    }
+}
+
+#endif

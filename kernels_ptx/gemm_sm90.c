@@ -1,0 +1,216 @@
+/* Hopper (sm_90a) GEMM: D = act(alpha * A . B^T + beta * C + bias).
+ *
+ * Fixed configuration (gemm_abi.h): 128x256x64 CTA tile, 384 threads in three
+ * warpgroups. Warpgroup 0 is the producer: one thread issues the TMA loads of
+ * A (128x64) and B (256x64), 128-byte swizzled, into a ring of
+ * BC_SM90_STAGES stages, each stage completing on a `full` mbarrier.
+ * Warpgroups 1 and 2 are consumers: each owns 64 rows of the tile and runs
+ * wgmma m64n256k16 over the stage, keeping one wgmma group in flight, and
+ * hands the stage back on its `empty` mbarrier (one arrival per consumer
+ * warpgroup). The grid is persistent (tile_sched.h). Each output tile is
+ * reduced by one CTA in increasing K order: results are bitwise reproducible.
+ *
+ * Cluster variant (CL = 2): two CTAs stacked along M share one B tile. Each
+ * loads its own A and one half of B (128 rows), multicast into both CTAs'
+ * shared memory, so B crosses L2 once per pair. A stage may then be refilled
+ * only when the consumers of both CTAs have released it: `empty` counts
+ * 2 * CL arrivals and consumers arrive on it in every CTA of the cluster.
+ *
+ * Edges: TMA zero-fills rows/columns of A and B outside the tensor, so the
+ * partial tile's accumulators are exact; the epilogue masks stores at M and N.
+ */
+#include "epilogue.h"
+#include "gemm_abi.h"
+#include "ptx/fence.h"
+#include "ptx/mbarrier.h"
+#include "ptx/sreg.h"
+#include "ptx/tma.h"
+#include "ptx/wgmma.h"
+#include "tile_sched.h"
+
+extern __attribute__((address_space(3))) __attribute__((aligned(1024))) uint8_t bc_sm90_smem[];
+
+#define SM90_CONSUMER_REGS 232
+#define SM90_PRODUCER_REGS 40
+
+typedef struct sm90_sched {
+    uint32_t tiles_m, tiles_n, k_blocks, group_m;
+} sm90_sched;
+
+/* Shared-memory map, from the 1024-byte aligned base: the stages, then the
+ * full[] and empty[] barriers. */
+BC_DEVICE uint32_t sm90_full(uint32_t bars, uint32_t s) { return bars + 8u * s; }
+BC_DEVICE uint32_t sm90_empty(uint32_t bars, uint32_t s) { return bars + 8u * (BC_SM90_STAGES + s); }
+
+/* Work units: a unit is CL vertically adjacent tiles sharing a B column
+ * tile; CTA `rank` of the cluster takes tile row CL * unit_row + rank (past
+ * M when tiles_m is not a multiple of CL: loads zero-fill, stores mask). */
+BC_DEVICE uint32_t sm90_units(const sm90_sched *sc, uint32_t cl)
+{
+    return (sc->tiles_m + cl - 1) / cl * sc->tiles_n;
+}
+
+BC_DEVICE bc_tile sm90_tile(const sm90_sched *sc, uint32_t unit, uint32_t rank, uint32_t cl)
+{
+    bc_tile t = bc_tile_of(unit, (sc->tiles_m + cl - 1) / cl, sc->tiles_n, sc->group_m);
+    t.m = t.m * cl + rank;
+    return t;
+}
+
+BC_DEVICE void sm90_producer(uint64_t tmap_a, uint64_t tmap_b, const sm90_sched *sc, uint32_t base,
+                             uint32_t bars, uint32_t rank, uint32_t cl)
+{
+    const uint32_t units = sm90_units(sc, cl);
+    const uint32_t b_rows = BC_SM90_BN / cl; /* rows of B this CTA loads */
+    uint32_t stage = 0, phase = 0;
+    for (uint32_t u = bc_clusterid_x(); u < units; u += bc_nclusterid_x()) {
+        bc_tile tile = sm90_tile(sc, u, rank, cl);
+        for (uint32_t kb = 0; kb < sc->k_blocks; kb++) {
+            bc_mbar_wait(sm90_empty(bars, stage), phase ^ 1u);
+            uint32_t full = sm90_full(bars, stage);
+            uint32_t sa = base + stage * BC_SM90_STAGE_BYTES;
+            uint32_t sb = sa + BC_SM90_A_STAGE_BYTES + rank * b_rows * 128u;
+            int32_t k0 = (int32_t)(kb * BC_SM90_BK);
+            int32_t n0 = (int32_t)(tile.n * BC_SM90_BN + rank * b_rows);
+            bc_mbar_arrive_expect_tx(full, BC_SM90_STAGE_BYTES);
+            bc_tma_load_2d(sa, tmap_a, k0, (int32_t)(tile.m * BC_SM90_BM), full);
+            if (cl > 1)
+                bc_tma_load_2d_multicast(sb, tmap_b, k0, n0, full, (uint16_t)((1u << cl) - 1u));
+            else
+                bc_tma_load_2d(sb, tmap_b, k0, n0, full);
+            if (++stage == BC_SM90_STAGES) {
+                stage = 0;
+                phase ^= 1u;
+            }
+        }
+    }
+}
+
+/* Epilogue of consumer warpgroup `c` for one tile, straight from registers. */
+BC_DEVICE void sm90_epilogue(const bc_epi *e, const float *acc, bc_tile tile, uint32_t c,
+                             uint32_t t128, int out_t)
+{
+    const uint32_t w = t128 / 32u, l = t128 % 32u;
+    const uint32_t row0 = tile.m * BC_SM90_BM + c * 64u + 16u * w + l / 4u;
+    const uint32_t col0 = tile.n * BC_SM90_BN + 2u * (l % 4u);
+    /* register group j (acc[4j..4j+3]) holds columns 8j + {0,1} of rows r and r+8 */
+#pragma unroll
+    for (uint32_t j = 0; j < BC_SM90_BN / 8; j++) {
+#pragma unroll
+        for (uint32_t h = 0; h < 2; h++)
+            bc_epi_store_pair(e, row0 + 8u * h, col0 + 8u * j, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1],
+                              out_t);
+    }
+}
+
+/* Hands stage `s` back to the producers of every CTA of the cluster. */
+BC_DEVICE void sm90_release(uint32_t bars, uint32_t s, uint32_t cl)
+{
+    if (cl == 1) {
+        bc_mbar_arrive(sm90_empty(bars, s));
+        return;
+    }
+    for (uint32_t cta = 0; cta < cl; cta++)
+        bc_mbar_arrive_cluster(sm90_empty(bars, s), cta);
+}
+
+BC_DEVICE void sm90_consumer(const sm90_sched *sc, const bc_epi *e, uint32_t base, uint32_t bars,
+                             uint32_t c, uint32_t rank, uint32_t cl, int f16, int out_t)
+{
+    const uint32_t units = sm90_units(sc, cl);
+    const uint32_t t128 = bc_tid_x() % 128u;
+    float acc[128];
+    uint32_t stage = 0, phase = 0;
+    for (uint32_t u = bc_clusterid_x(); u < units; u += bc_nclusterid_x()) {
+        bc_tile tile = sm90_tile(sc, u, rank, cl);
+        uint32_t prev = 0;
+        for (uint32_t kb = 0; kb < sc->k_blocks; kb++) {
+            bc_mbar_wait(sm90_full(bars, stage), phase);
+            uint32_t sa = base + stage * BC_SM90_STAGE_BYTES + c * (64u * 128u);
+            uint32_t sb = base + stage * BC_SM90_STAGE_BYTES + BC_SM90_A_STAGE_BYTES;
+            bc_wgmma_fence();
+#pragma unroll
+            for (uint32_t ks = 0; ks < BC_SM90_BK / 16; ks++)
+                bc_wgmma_m64n256k16(acc, bc_wgmma_desc_sw128(sa + 32u * ks), bc_wgmma_desc_sw128(sb + 32u * ks),
+                                    (kb | ks) != 0, f16);
+            bc_wgmma_commit();
+            /* keep this k-block's group in flight; the previous one is done */
+            bc_wgmma_wait(1);
+            if (kb > 0 && t128 == 0)
+                sm90_release(bars, prev, cl);
+            prev = stage;
+            if (++stage == BC_SM90_STAGES) {
+                stage = 0;
+                phase ^= 1u;
+            }
+        }
+        bc_wgmma_wait(0);
+        if (t128 == 0)
+            sm90_release(bars, prev, cl);
+#pragma unroll
+        for (int i = 0; i < 128; i++)
+            asm volatile("" : "+f"(acc[i])::"memory"); /* no accumulator read above the wait */
+        sm90_epilogue(e, acc, tile, c, t128, out_t);
+    }
+}
+
+BC_DEVICE void sm90_gemm(uint64_t tmap_a, uint64_t tmap_b, const sm90_sched *sc, const bc_epi *e, uint32_t cl,
+                         int f16, int out_t)
+{
+    uint32_t base = (bc_smem_u32(bc_sm90_smem) + 1023u) & ~1023u;
+    uint32_t bars = base + BC_SM90_STAGES * BC_SM90_STAGE_BYTES;
+    const uint32_t tid = bc_tid_x();
+    const uint32_t rank = cl > 1 ? bc_cluster_ctarank() : 0u;
+    if (tid == 0) {
+        for (uint32_t s = 0; s < BC_SM90_STAGES; s++) {
+            bc_mbar_init(sm90_full(bars, s), 1);
+            bc_mbar_init(sm90_empty(bars, s), 2u * cl);
+        }
+        bc_mbar_fence_init();
+        bc_tma_prefetch_desc(tmap_a);
+        bc_tma_prefetch_desc(tmap_b);
+    }
+    /* every barrier of the cluster is initialised before anyone uses one */
+    if (cl > 1)
+        bc_cluster_sync();
+    else
+        bc_syncthreads();
+    const uint32_t wg = tid / 128u;
+    if (wg == 0) {
+        bc_setmaxnreg_dec(SM90_PRODUCER_REGS);
+        if (tid == 0)
+            sm90_producer(tmap_a, tmap_b, sc, base, bars, rank, cl);
+    } else {
+        bc_setmaxnreg_inc(SM90_CONSUMER_REGS);
+        sm90_consumer(sc, e, base, bars, wg - 1u, rank, cl, f16, out_t);
+    }
+    /* no CTA may leave while its partner can still multicast into its shared
+     * memory or arrive on its barriers */
+    if (cl > 1)
+        bc_cluster_sync_divergent();
+}
+
+/* One kernel per (cluster size, input type, output type). The parameter is
+ * only ever read field by field, and the tensor maps by their
+ * parameter-space address, so it never leaves parameter space. */
+#define BC_SM90_KERNEL(name, cl, f16, out_t)                                                       \
+    BC_KERNEL void name(bc_gemm_params p)                                                          \
+    {                                                                                              \
+        sm90_sched sc = {p.tiles_m, p.tiles_n, p.k_blocks, p.group_m};                             \
+        bc_epi e = {p.d, p.c, p.bias, p.m, p.n, p.ldd, p.ldc, p.alpha, p.beta, p.flags};           \
+        sm90_gemm(bc_param_addr(#name "_param_0", 0), bc_param_addr(#name "_param_0", 128), &sc, &e, \
+                  cl, f16, out_t);                                                                 \
+    }
+
+BC_SM90_KERNEL(bc_gemm_sm90_bf16_bf16, 1, 0, BC_OUT_BF16)
+BC_SM90_KERNEL(bc_gemm_sm90_bf16_f16, 1, 0, BC_OUT_F16)
+BC_SM90_KERNEL(bc_gemm_sm90_bf16_f32, 1, 0, BC_OUT_F32)
+BC_SM90_KERNEL(bc_gemm_sm90_f16_bf16, 1, 1, BC_OUT_BF16)
+BC_SM90_KERNEL(bc_gemm_sm90_f16_f16, 1, 1, BC_OUT_F16)
+BC_SM90_KERNEL(bc_gemm_sm90_f16_f32, 1, 1, BC_OUT_F32)
+BC_SM90_KERNEL(bc_gemm_sm90c2_bf16_bf16, 2, 0, BC_OUT_BF16)
+BC_SM90_KERNEL(bc_gemm_sm90c2_bf16_f16, 2, 0, BC_OUT_F16)
+BC_SM90_KERNEL(bc_gemm_sm90c2_bf16_f32, 2, 0, BC_OUT_F32)
+BC_SM90_KERNEL(bc_gemm_sm90c2_f16_bf16, 2, 1, BC_OUT_BF16)
+BC_SM90_KERNEL(bc_gemm_sm90c2_f16_f16, 2, 1, BC_OUT_F16)
+BC_SM90_KERNEL(bc_gemm_sm90c2_f16_f32, 2, 1, BC_OUT_F32)

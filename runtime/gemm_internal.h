@@ -1,0 +1,45 @@
+/* Internal: the GEMM plan and the tensor-map encoder. */
+#ifndef BC_RUNTIME_GEMM_INTERNAL_H
+#define BC_RUNTIME_GEMM_INTERNAL_H
+
+#include "barecuda/gemm.h"
+#include "gemm_abi.h"
+#include "internal.h"
+
+/* One compiled-in configuration: what the plan needs to know about a kernel. */
+typedef struct bc__gemm_config {
+    const char *name;
+    int family;              /* 9 (sm_90a) or 10 (Blackwell images) */
+    uint32_t bm, bn, bk;     /* CTA tile */
+    uint32_t threads;
+    uint32_t smem_bytes;
+    uint32_t cluster_m;      /* CTAs per cluster along M (1 = no cluster) */
+    bc__kernel_id kernel[2][3]; /* [ab_type][d_type] */
+} bc__gemm_config;
+
+struct bc_gemm_plan {
+    bc__link link; /* first: bc_device_close releases plans through it */
+    bc_device *dev;
+    bc_gemm_desc desc;
+    const bc__gemm_config *config;
+    CUfunction fn;
+    CUlaunchConfig launch; /* hStream filled per launch */
+    CUlaunchAttribute attrs[1];
+    void *args[1];         /* = { &params } */
+    bc_gemm_params params; /* the packed kernel parameter, tensor maps inside */
+    bc_gemm_plan_info info;
+};
+
+/* Rank-2 tiled tensor map over a row-major [rows x cols] matrix of 16-bit
+ * elements with `row_bytes` between rows, box {box_cols, box_rows}, 128-byte
+ * swizzle. Checks every documented cuTensorMapEncodeTiled rule first; a
+ * violation returns BC_ERR_TENSOR_MAP naming the rule and logs every
+ * parameter. `what` names the operand in messages ("A", "B"). */
+bc_status bc__tmap_encode_sw128(uint64_t map[16], const char *what, bc_dtype type, uint64_t base,
+                                uint64_t cols, uint64_t rows, uint64_t row_bytes, uint32_t box_cols,
+                                uint32_t box_rows);
+
+/* Points an encoded map at a new base (same rules on the address). */
+bc_status bc__tmap_set_address(uint64_t map[16], const char *what, uint64_t base);
+
+#endif

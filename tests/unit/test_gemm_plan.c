@@ -1,0 +1,433 @@
+/* GEMM plans on the fake driver: every validation rule has its own status and
+ * names its field; the packed launch (grid, block, cluster, shared memory,
+ * parameter bytes and tensor maps) is what the kernels expect; a launch is
+ * exactly one driver call and no heap allocation. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "fake_test.h"
+#include "gemm_abi.h"
+#include "gemm_internal.h"
+
+/* ---- heap accounting: the test binary links with --wrap=malloc,calloc,realloc,aligned_alloc */
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t a, size_t b);
+void *__real_realloc(void *p, size_t n);
+void *__real_aligned_alloc(size_t al, size_t n);
+static int counting;
+static unsigned heap_calls;
+void *__wrap_malloc(size_t n) { heap_calls += counting; return __real_malloc(n); }
+void *__wrap_calloc(size_t a, size_t b) { heap_calls += counting; return __real_calloc(a, b); }
+void *__wrap_realloc(void *p, size_t n) { heap_calls += counting; return __real_realloc(p, n); }
+void *__wrap_aligned_alloc(size_t al, size_t n) { heap_calls += counting; return __real_aligned_alloc(al, n); }
+
+typedef struct env {
+    bc_device *dev;
+    bc_stream *s;
+    bc_devptr a, b, c, d, bias;
+} env;
+
+static void env_open(env *e, int with_kernels)
+{
+    memset(e, 0, sizeof *e);
+    bc_device_config cfg = ft_config();
+    cfg.skip_kernel_load = !with_kernels;
+    cfg.device_arena_bytes = 64u << 20;
+    assert_ok(bc_device_open(&cfg, &e->dev));
+    assert_ok(bc_stream_create(e->dev, 0, &e->s, NULL));
+    assert_ok(bc_mem_alloc(e->dev, 8u << 20, &e->a));
+    assert_ok(bc_mem_alloc(e->dev, 8u << 20, &e->b));
+    assert_ok(bc_mem_alloc(e->dev, 8u << 20, &e->c));
+    assert_ok(bc_mem_alloc(e->dev, 8u << 20, &e->d));
+    assert_ok(bc_mem_alloc(e->dev, 64u << 10, &e->bias));
+    fake_set_param_size(sizeof(bc_gemm_params));
+}
+
+static void env_close(env *e) { bc_device_close(e->dev); }
+
+static bc_gemm_desc base_desc(const env *e, int64_t m, int64_t n, int64_t k)
+{
+    bc_gemm_desc d;
+    bc_gemm_desc_default(&d);
+    d.m = m, d.n = n, d.k = k;
+    d.a = e->a, d.b = e->b, d.d = e->d;
+    return d;
+}
+
+/* Plan creation fails with `want`, the failure names `field`, nothing is
+ * created and *out is untouched. */
+static void expect_reject(env *e, const bc_gemm_desc *d, bc_status want, const char *field)
+{
+    bc_gemm_plan *plan = (bc_gemm_plan *)(uintptr_t)0x1234;
+    int live = fake_live_objects();
+    assert_status(bc_gemm_plan_create(e->dev, d, &plan), want);
+    assert_ptr_equal(plan, (bc_gemm_plan *)(uintptr_t)0x1234);
+    assert_int_equal(fake_live_objects(), live);
+    bc_error_detail det;
+    bc_last_error(&det);
+    assert_int_equal(det.status, want);
+    if (strcmp(det.call, field) != 0)
+        fail_msg("rejected for '%s' (%s), expected field '%s'", det.call, det.message, field);
+}
+
+static void test_validation_rules(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    bc_gemm_plan *plan = NULL;
+    bc_gemm_desc d = base_desc(&e, 64, 64, 64);
+    assert_status(bc_gemm_plan_create(NULL, &d, &plan), BC_ERR_INVALID_ARGUMENT);
+    assert_status(bc_gemm_plan_create(e.dev, NULL, &plan), BC_ERR_INVALID_ARGUMENT);
+    assert_status(bc_gemm_plan_create(e.dev, &d, NULL), BC_ERR_INVALID_ARGUMENT);
+
+    static const int64_t bad_dims[][3] = {{0, 8, 8}, {8, 0, 8}, {8, 8, 0}, {-1, 8, 8}, {1ll << 31, 8, 8},
+                                          {8, 1ll << 31, 8}, {8, 8, 1ll << 31}};
+    for (size_t i = 0; i < sizeof bad_dims / sizeof bad_dims[0]; i++) {
+        d = base_desc(&e, bad_dims[i][0], bad_dims[i][1], bad_dims[i][2]);
+        expect_reject(&e, &d, BC_ERR_BAD_SHAPE, "shape");
+    }
+    d = base_desc(&e, 64, 64, 64), d.ab_type = BC_DTYPE_F32;
+    expect_reject(&e, &d, BC_ERR_UNSUPPORTED_TYPES, "ab_type");
+    d = base_desc(&e, 64, 64, 64), d.d_type = (bc_dtype)7;
+    expect_reject(&e, &d, BC_ERR_UNSUPPORTED_TYPES, "d_type");
+    d = base_desc(&e, 64, 64, 12); /* 24-byte rows */
+    expect_reject(&e, &d, BC_ERR_K_ALIGNMENT, "K");
+
+    d = base_desc(&e, 64, 64, 64), d.lda = 32;
+    expect_reject(&e, &d, BC_ERR_BAD_LEADING_DIM, "lda");
+    d = base_desc(&e, 64, 64, 64), d.lda = 68; /* 136-byte rows */
+    expect_reject(&e, &d, BC_ERR_BAD_LEADING_DIM, "lda");
+    d = base_desc(&e, 64, 64, 64), d.ldb = 63;
+    expect_reject(&e, &d, BC_ERR_BAD_LEADING_DIM, "ldb");
+    d = base_desc(&e, 64, 64, 64), d.ldd = 63;
+    expect_reject(&e, &d, BC_ERR_BAD_LEADING_DIM, "ldd");
+    d = base_desc(&e, 64, 64, 64), d.ldd = 1ll << 31;
+    expect_reject(&e, &d, BC_ERR_BAD_LEADING_DIM, "ldd");
+    d = base_desc(&e, 64, 64, 64), d.beta = 1.0f, d.c = e.c, d.ldc = 10;
+    expect_reject(&e, &d, BC_ERR_BAD_LEADING_DIM, "ldc");
+
+    d = base_desc(&e, 64, 64, 64), d.a = 0;
+    expect_reject(&e, &d, BC_ERR_NULL_POINTER, "a");
+    d = base_desc(&e, 64, 64, 64), d.b = 0;
+    expect_reject(&e, &d, BC_ERR_NULL_POINTER, "b");
+    d = base_desc(&e, 64, 64, 64), d.d = 0;
+    expect_reject(&e, &d, BC_ERR_NULL_POINTER, "d");
+    d = base_desc(&e, 64, 64, 64), d.beta = 0.5f;
+    expect_reject(&e, &d, BC_ERR_NULL_POINTER, "c");
+    d = base_desc(&e, 64, 64, 64), d.a = e.a + 8;
+    expect_reject(&e, &d, BC_ERR_MISALIGNED, "a");
+    d = base_desc(&e, 64, 64, 64), d.b = e.b + 2;
+    expect_reject(&e, &d, BC_ERR_MISALIGNED, "b");
+    d = base_desc(&e, 64, 64, 64), d.d = e.d + 4;
+    expect_reject(&e, &d, BC_ERR_MISALIGNED, "d");
+    d = base_desc(&e, 64, 64, 64), d.beta = 1.0f, d.c = e.c + 8;
+    expect_reject(&e, &d, BC_ERR_MISALIGNED, "c");
+    d = base_desc(&e, 64, 64, 64), d.bias = e.bias + 2;
+    expect_reject(&e, &d, BC_ERR_MISALIGNED, "bias");
+    d = base_desc(&e, 64, 64, 64), d.a = UINT64_MAX - 4095; /* aligned, but the extent wraps */
+    expect_reject(&e, &d, BC_ERR_SIZE_OVERFLOW, "a");
+    d = base_desc(&e, 64, 64, 64), d.config = "no_such_config";
+    expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "config");
+    d = base_desc(&e, 64, 64, 64), d.config = "sm100_128x256x64_ws_s4_tmem2"; /* not for sm_90 */
+    expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "config");
+
+    /* the rules accept what they should: odd N with a packed D, padded A */
+    d = base_desc(&e, 7, 9, 16);
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &plan));
+    bc_gemm_plan_destroy(plan);
+    d = base_desc(&e, 64, 64, 64), d.lda = 72, d.ldd = 65;
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &plan));
+    bc_gemm_plan_destroy(plan);
+    env_close(&e);
+}
+
+static void test_no_kernel_for_device(void **state)
+{
+    env e;
+    env_open(&e, 0); /* kernels not loaded */
+    bc_gemm_desc d = base_desc(&e, 64, 64, 64);
+    expect_reject(&e, &d, BC_ERR_NO_KERNEL_FOR_DEVICE, "config");
+    env_close(&e);
+
+    fake_device dv;
+    fake_device_defaults(&dv);
+    dv.cc_major = 8, dv.cc_minor = 0; /* Ampere: no GEMM configuration */
+    fake_set_devices(&dv, 1);
+    env_open(&e, 0);
+    d = base_desc(&e, 64, 64, 64);
+    expect_reject(&e, &d, BC_ERR_NO_KERNEL_FOR_DEVICE, "config");
+    env_close(&e);
+
+    /* too little shared memory for the tile: refused at open, not at launch */
+    fake_device_defaults(&dv);
+    dv.smem_optin = 100 * 1024;
+    fake_set_devices(&dv, 1);
+    bc_device_config cfg = ft_config();
+    cfg.skip_kernel_load = 0;
+    bc_device *dev = NULL;
+    assert_status(bc_device_open(&cfg, &dev), BC_ERR_MODULE_LOAD);
+    assert_null(dev);
+}
+
+/* Little-endian u64 word i of a fake-encoded tensor map (see fake_driver.h). */
+static uint64_t word(const uint64_t *map, int i) { return map[i]; }
+
+static void check_map(const uint64_t *map, uint64_t addr, uint64_t cols, uint64_t rows, uint64_t row_bytes,
+                      unsigned box_cols, unsigned box_rows, CUtensorMapDataType dt)
+{
+    assert_int_equal(word(map, 1), FAKE_TMAP_MAGIC);
+    assert_int_equal(word(map, 0), addr);
+    uint64_t meta = word(map, 2);
+    assert_int_equal(meta & 0xff, dt);
+    assert_int_equal((meta >> 8) & 0xff, 2);                            /* rank */
+    assert_int_equal((meta >> 16) & 0xff, CU_TENSOR_MAP_INTERLEAVE_NONE);
+    assert_int_equal((meta >> 24) & 0xff, CU_TENSOR_MAP_SWIZZLE_128B);
+    assert_int_equal((meta >> 40) & 0xff, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE); /* zero fill */
+    assert_int_equal(word(map, 3), cols);
+    assert_int_equal(word(map, 4), rows);
+    assert_int_equal(word(map, 8), row_bytes);
+    assert_int_equal(word(map, 12) & 0xffff, box_cols);
+    assert_int_equal((word(map, 12) >> 16) & 0xffff, box_rows);
+}
+
+/* Launches `d` and returns the parameter block the kernel would receive. */
+static bc_gemm_params launch_and_decode(env *e, const bc_gemm_desc *d, const fake_launch **out_launch)
+{
+    bc_gemm_plan *plan = NULL;
+    assert_ok(bc_gemm_plan_create(e->dev, d, &plan));
+    assert_ok(bc_gemm_launch(plan, e->s));
+    const fake_launch *l = fake_last_launch();
+    assert_non_null(l);
+    assert_int_equal(l->param_bytes, sizeof(bc_gemm_params));
+    assert_ptr_equal(l->stream, bc_stream_handle(e->s));
+    bc_gemm_params p;
+    memcpy(&p, l->params, sizeof p);
+    bc_gemm_plan_destroy(plan);
+    *out_launch = l;
+    return p;
+}
+
+static void test_packed_launch_sm90(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    const fake_launch *l = NULL;
+
+    /* 4096^3 bf16 -> bf16: 32 x 16 tiles, persistent grid of 132 CTAs */
+    bc_gemm_desc d = base_desc(&e, 4096, 4096, 4096);
+    bc_gemm_params p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_bf16_bf16");
+    assert_int_equal(l->grid[0], 132);
+    assert_int_equal(l->grid[1], 1);
+    assert_int_equal(l->block[0], 384);
+    assert_int_equal(l->smem, BC_SM90_SMEM_BYTES);
+    assert_int_equal(l->cluster[0], 1);
+    assert_int_equal(p.m, 4096), assert_int_equal(p.n, 4096), assert_int_equal(p.k, 4096);
+    assert_int_equal(p.tiles_m, 32), assert_int_equal(p.tiles_n, 16), assert_int_equal(p.k_blocks, 64);
+    assert_int_equal(p.group_m, 8);
+    assert_int_equal(p.ldd, 4096);
+    assert_int_equal(p.flags, 0);
+    assert_int_equal(p.d, e.d), assert_int_equal(p.c, 0), assert_int_equal(p.bias, 0);
+    assert_true(p.alpha == 1.0f && p.beta == 0.0f);
+    check_map(p.tmap_a, e.a, 4096, 4096, 8192, 64, 128, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+    check_map(p.tmap_b, e.b, 4096, 4096, 8192, 64, 256, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+
+    /* ragged, fp16 in, fp32 out, the whole epilogue, padded leading dims */
+    d = base_desc(&e, 129, 257, 136);
+    d.ab_type = BC_DTYPE_F16, d.d_type = BC_DTYPE_F32;
+    d.alpha = 0.5f, d.beta = -2.0f, d.c = e.c, d.bias = e.bias, d.relu = 1;
+    d.lda = 144, d.ldb = 152, d.ldc = 300, d.ldd = 260;
+    p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_f16_f32");
+    assert_int_equal(l->grid[0], 4); /* 2 x 2 tiles */
+    assert_int_equal(p.tiles_m, 2), assert_int_equal(p.tiles_n, 2), assert_int_equal(p.k_blocks, 3);
+    assert_int_equal(p.flags, BC_GEMM_F_C | BC_GEMM_F_BIAS | BC_GEMM_F_RELU);
+    assert_int_equal(p.c, e.c), assert_int_equal(p.bias, e.bias);
+    assert_int_equal(p.ldc, 300), assert_int_equal(p.ldd, 260);
+    assert_true(p.alpha == 0.5f && p.beta == -2.0f);
+    check_map(p.tmap_a, e.a, 136, 129, 288, 64, 128, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+    check_map(p.tmap_b, e.b, 136, 257, 304, 64, 256, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+
+    /* the 2x1 cluster configuration on request: even grid, half-height B box */
+    d = base_desc(&e, 1000, 1000, 1000);
+    d.config = "sm90_128x256x64_ws_s4_c2";
+    p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90c2_bf16_bf16");
+    assert_int_equal(l->cluster[0], 2);
+    assert_int_equal(l->grid[0], 32); /* 4 unit rows x 4 tile columns, 2 CTAs each */
+    check_map(p.tmap_b, e.b, 1000, 1000, 2000, 64, 128, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+    env_close(&e);
+}
+
+static void test_packed_launch_sm100(void **state)
+{
+    fake_device dv;
+    fake_device_defaults(&dv);
+    dv.cc_major = 10, dv.cc_minor = 0, dv.sm_count = 148;
+    fake_set_devices(&dv, 1);
+    env e;
+    env_open(&e, 1);
+    bc_device_info info;
+    assert_ok(bc_device_query(e.dev, &info));
+    assert_string_equal(info.image_arch, "sm_100a");
+    const fake_launch *l = NULL;
+    bc_gemm_desc d = base_desc(&e, 8192, 8192, 8192);
+    bc_gemm_params p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm100_bf16_bf16");
+    assert_int_equal(l->grid[0], 148);
+    assert_int_equal(l->block[0], BC_SM100_THREADS);
+    assert_int_equal(l->smem, BC_SM100_SMEM_BYTES);
+    assert_int_equal(l->cluster[0], 1);
+    assert_int_equal(p.tiles_m, 64), assert_int_equal(p.tiles_n, 32), assert_int_equal(p.k_blocks, 128);
+    check_map(p.tmap_b, e.b, 8192, 8192, 16384, 64, 256, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+    env_close(&e);
+}
+
+/* The launch path: one driver call, no heap allocation, no validation work. */
+static void test_launch_is_one_call_no_alloc(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    bc_gemm_desc d = base_desc(&e, 1000, 1000, 1000);
+    bc_gemm_plan *plan = NULL;
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &plan));
+    for (int i = 0; i < 100; i++) {
+        uint64_t calls = fake_calls();
+        counting = 1;
+        bc_status st = bc_gemm_launch(plan, e.s);
+        counting = 0;
+        assert_ok(st);
+        assert_int_equal(fake_calls() - calls, 1);
+        assert_string_equal(fake_entry_name((fake_entry)fake_call_entry(fake_calls())), "cuLaunchKernelEx");
+    }
+    assert_int_equal(heap_calls, 0);
+
+    const bc_gemm_plan *plans[1] = {plan};
+    bc_graph *g = NULL;
+    assert_ok(bc_graph_create(e.s, plans, 1, &g));
+    for (int i = 0; i < 100; i++) {
+        uint64_t calls = fake_calls();
+        counting = 1;
+        bc_status st = bc_graph_launch(g, e.s);
+        counting = 0;
+        assert_ok(st);
+        assert_int_equal(fake_calls() - calls, 1);
+        assert_string_equal(fake_entry_name((fake_entry)fake_call_entry(fake_calls())), "cuGraphLaunch");
+    }
+    assert_int_equal(heap_calls, 0);
+    bc_graph_destroy(g);
+    bc_gemm_plan_destroy(plan);
+    env_close(&e);
+}
+
+/* Re-pointing: the maps follow, a bad pointer leaves the plan unchanged, and
+ * a graph is patched in place with one driver call. */
+static void test_set_pointers_and_graph_update(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    bc_gemm_desc d = base_desc(&e, 256, 512, 128);
+    bc_gemm_plan *plan = NULL;
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &plan));
+    const bc_gemm_plan *plans[1] = {plan};
+    bc_graph *g = NULL;
+    assert_ok(bc_graph_create(e.s, plans, 1, &g));
+
+    assert_status(bc_gemm_plan_set_pointers(plan, e.a + 8, e.b, 0, e.d, 0), BC_ERR_MISALIGNED);
+    assert_status(bc_gemm_plan_set_pointers(plan, e.a, e.b, 0, e.d, e.bias), BC_ERR_INVALID_ARGUMENT);
+    const fake_launch *l = NULL;
+    assert_ok(bc_gemm_launch(plan, e.s));
+    l = fake_last_launch();
+    bc_gemm_params p;
+    memcpy(&p, l->params, sizeof p);
+    assert_int_equal(p.tmap_a[0], e.a); /* unchanged by the failed calls */
+
+    uint64_t replaces = fake_tensor_map_replaces();
+    assert_ok(bc_gemm_plan_set_pointers(plan, e.c, e.a, 0, e.b, 0));
+    assert_int_equal(fake_tensor_map_replaces() - replaces, 2);
+    assert_ok(bc_gemm_launch(plan, e.s));
+    memcpy(&p, fake_last_launch()->params, sizeof p);
+    assert_int_equal(p.tmap_a[0], e.c);
+    assert_int_equal(p.tmap_b[0], e.a);
+    assert_int_equal(p.d, e.b);
+
+    uint64_t calls = fake_calls();
+    counting = 1;
+    assert_ok(bc_graph_update(g, 0, plan));
+    counting = 0;
+    assert_int_equal(heap_calls, 0);
+    assert_int_equal(fake_calls() - calls, 1);
+    assert_string_equal(fake_entry_name((fake_entry)fake_call_entry(fake_calls())), "cuGraphExecKernelNodeSetParams");
+    assert_status(bc_graph_update(g, 1, plan), BC_ERR_INVALID_ARGUMENT);
+    bc_graph_destroy(g);
+    bc_gemm_plan_destroy(plan);
+    env_close(&e);
+}
+
+/* Forgotten plans and graphs are released by bc_device_close. */
+static void test_close_releases_plans_and_graphs(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    bc_gemm_desc d = base_desc(&e, 128, 128, 64);
+    bc_gemm_plan *p1 = NULL, *p2 = NULL;
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &p1));
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &p2));
+    const bc_gemm_plan *plans[2] = {p1, p2};
+    bc_graph *g = NULL;
+    assert_ok(bc_graph_create(e.s, plans, 2, &g));
+    env_close(&e); /* the teardown checks that no driver object is left */
+}
+
+/* Each tensor-map rule, checked on the host, names itself. */
+static void test_tensor_map_rules(void **state)
+{
+    env e;
+    env_open(&e, 0);
+    uint64_t map[16];
+    struct {
+        uint64_t base, cols, rows, row_bytes;
+        uint32_t bc, br;
+        const char *rule;
+    } cases[] = {
+        {0x1008, 64, 64, 128, 64, 64, "globalAddress"},
+        {0x1000, 0, 64, 128, 64, 64, "globalDim"},
+        {0x1000, 64, (1ull << 32) + 1, 128, 64, 64, "globalDim"},
+        {0x1000, 64, 64, 120, 64, 64, "globalStrides"},
+        {0x1000, 64, 64, 1ull << 40, 64, 64, "globalStrides"},
+        {0x1000, 64, 64, 64, 64, 64, "globalStrides"}, /* stride shorter than a row */
+        {0x1000, 64, 64, 128, 0, 64, "boxDim"},
+        {0x1000, 64, 64, 128, 64, 257, "boxDim"},
+        {0x1000, 64, 64, 128, 4, 64, "boxDim"},   /* 8 inner bytes */
+        {0x1000, 128, 64, 256, 128, 64, "swizzle"}, /* 256 inner bytes > 128 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_status(bc__tmap_encode_sw128(map, "T", BC_DTYPE_BF16, cases[i].base, cases[i].cols, cases[i].rows,
+                                            cases[i].row_bytes, cases[i].bc, cases[i].br),
+                      BC_ERR_TENSOR_MAP);
+        bc_error_detail det;
+        bc_last_error(&det);
+        assert_string_equal(det.call, cases[i].rule);
+    }
+    assert_ok(bc__tmap_encode_sw128(map, "T", BC_DTYPE_BF16, 0x1000, 64, 64, 128, 64, 64));
+    env_close(&e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        ft_test(test_validation_rules),
+        ft_test(test_no_kernel_for_device),
+        ft_test(test_packed_launch_sm90),
+        ft_test(test_packed_launch_sm100),
+        ft_test(test_launch_is_one_call_no_alloc),
+        ft_test(test_set_pointers_and_graph_update),
+        ft_test(test_close_releases_plans_and_graphs),
+        ft_test(test_tensor_map_rules),
+    };
+    return cmocka_run_group_tests_name("gemm_plan", tests, NULL, NULL);
+}
