@@ -3,6 +3,8 @@
 #define BC_LOADER_IMAGE_H
 
 #include <cuda.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "barecuda/status.h"
 
@@ -31,6 +33,15 @@ typedef struct bc__image_timing {
  * dynamic shared-memory limit. On failure *img is left empty and nothing is
  * loaded. The calling thread must have the device's context current. */
 bc_status bc__image_load(bc__image *img, int cc_major, int cc_minor, bc__image_timing *out_timing);
+
+/* The same from a caller-supplied container: `buf[0, len)` must hash
+ * (XXH64, seed 0) to `digest`. bc__image_load is this over the embedded blob
+ * (bc__fatbin_bytes, bc__fatbin_size, bc__fatbin_digest). The selected
+ * cubin is handed to the driver in place (no copy); keep buf valid while the
+ * module is loaded (the embedded blob always is). Unit tests feed corrupt or
+ * foreign containers through it. */
+bc_status bc__image_load_from(bc__image *img, const uint8_t *buf, size_t len, uint64_t digest, int cc_major,
+                              int cc_minor, bc__image_timing *out_timing);
 
 /* Unloads the module (if any) and clears *img. */
 void bc__image_unload(bc__image *img);

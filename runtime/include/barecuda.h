@@ -14,5 +14,6 @@
 #include "barecuda/stream.h"
 #include "barecuda/mem.h"
 #include "barecuda/gemm.h"
+#include "barecuda/selftest.h"
 
 #endif

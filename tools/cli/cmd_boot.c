@@ -1,10 +1,302 @@
-/* placeholder: being written */
+/* barecuda boot: the boot-time smoke test.
+ *
+ * Opens the device (driver, context, arenas, digest, image selection, module
+ * load), then runs each boot check in `checks[]` on a fresh stream, printing
+ * one line per phase with its time, a total, and a verdict. A new check (the
+ * known-answer GEMM) is one function appending its phases plus one row in
+ * checks[]. Exit codes are cli.h's: a boot script can tell a missing driver
+ * from a corrupt image from a wrong answer.
+ */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
+#define MAX_PHASES 24
+#define BUDGET_AFTER_CONTEXT_US 5000.0 /* the issue's budget on H100 */
+
+typedef struct phase {
+    const char *key;   /* JSON key */
+    const char *label; /* text label */
+    double us;
+} phase;
+
+typedef struct boot_run {
+    phase phases[MAX_PHASES];
+    int nphases;
+    double after_context_us; /* arenas onward: everything after context creation */
+    const char *failed;      /* key of the phase that failed, NULL when none */
+} boot_run;
+
+static void add_phase(boot_run *r, const char *key, const char *label, double us, int after_context)
+{
+    if (r->nphases < MAX_PHASES)
+        r->phases[r->nphases++] = (phase){key, label, us};
+    if (after_context)
+        r->after_context_us += us;
+}
+
+static double mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+/* CLOCK_MONOTONIC when the program's constructors ran: "since main". */
+static double t_main_us;
+__attribute__((constructor)) static void record_start(void) { t_main_us = mono_us(); }
+
+/* Microseconds since the kernel started this process (exec), from
+ * /proc/self/stat's starttime (clock ticks since boot) against
+ * CLOCK_BOOTTIME; the tick (usually 10 ms) bounds its resolution. -1 when
+ * unavailable. */
+static double since_exec_us(double *out_tick_us)
+{
+    char buf[1024];
+    FILE *f = fopen("/proc/self/stat", "r");
+    if (f == NULL)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
+    if (p == NULL)
+        return -1;
+    p++;
+    unsigned long long start = 0;
+    for (int field = 3; field <= 22; field++) { /* field 22: starttime */
+        char *end;
+        while (*p == ' ')
+            p++;
+        if (field == 22) {
+            start = strtoull(p, &end, 10);
+            if (end == p)
+                return -1;
+            break;
+        }
+        p = strchr(p, ' ');
+        if (p == NULL)
+            return -1;
+    }
+    long hz = sysconf(_SC_CLK_TCK);
+    struct timespec ts;
+    if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
+        return -1;
+    *out_tick_us = 1e6 / (double)hz;
+    double now = (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+    return now - (double)start * 1e6 / (double)hz;
+}
+
+/* ---- boot checks: each runs on `s` and appends its phases */
+
+static bc_status check_smoke(bc_device *dev, bc_stream *s, boot_run *r)
+{
+    bc_smoke_report rep;
+    bc_status st = bc_selftest_smoke(dev, s, &rep);
+    if (st) {
+        r->failed = st == BC_ERR_VERIFY_FAILED ? "verify" : "first_launch";
+        return st;
+    }
+    add_phase(r, "first_launch", "first launch", rep.first_launch_us, 1);
+    add_phase(r, "verify", "verify", rep.verify_us, 1);
+    return BC_OK;
+}
+
+static const struct {
+    const char *name;
+    bc_status (*run)(bc_device *dev, bc_stream *s, boot_run *r);
+} checks[] = {
+    {"smoke", check_smoke},
+};
+
+/* ---- output */
+
+static void status_code(bc_status st, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", bc_status_string(st));
+    out[strcspn(out, ":")] = '\0';
+}
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20 || c >= 0x7f)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+static void print_text(const boot_run *r, const bc_device_info *info, int have_info, bc_status st, int rc,
+                       double exec_us, double tick_us, double main_us)
+{
+    if (have_info)
+        printf("barecuda boot: device %d \"%s\" (sm_%d%d, %d SMs), driver %d.%d, image %s\n", info->ordinal,
+               info->name, info->cc_major, info->cc_minor, info->sm_count, info->driver_version / 1000,
+               (info->driver_version % 1000) / 10, info->image_arch[0] ? info->image_arch : "-");
+    for (int i = 0; i < r->nphases; i++)
+        printf("  %-14s %10.1f us\n", r->phases[i].label, r->phases[i].us);
+    if (st == BC_OK) {
+        printf("  %-14s %10.1f us  (arenas .. verify; budget %.0f us: %s)\n", "after context",
+               r->after_context_us, BUDGET_AFTER_CONTEXT_US,
+               r->after_context_us <= BUDGET_AFTER_CONTEXT_US ? "within" : "OVER");
+        if (exec_us >= 0)
+            printf("  %-14s %10.1f us  (process start -> verified; /proc tick %.0f us)\n", "total", exec_us,
+                   tick_us);
+        printf("  %-14s %10.1f us  (main -> verified)\n", "since main", main_us);
+        printf("verdict: PASS\n");
+        return;
+    }
+    bc_error_detail d;
+    bc_last_error(&d);
+    printf("  FAILED at %s: %s%s%s\n", r->failed ? r->failed : "?", bc_status_string(st),
+           d.status == st && d.message[0] ? ": " : "", d.status == st ? d.message : "");
+    printf("verdict: FAIL (exit %d)\n", rc);
+}
+
+static void print_json(const boot_run *r, const bc_device_info *info, int have_info, bc_status st, int rc,
+                       double exec_us, double tick_us, double main_us)
+{
+    char code[64];
+    status_code(st, code, sizeof code);
+    bc_error_detail d;
+    bc_last_error(&d);
+    printf("{\"verdict\":\"%s\",\"exit_code\":%d,\"status\":\"%s\",\"failed_phase\":", st ? "fail" : "pass", rc,
+           code);
+    if (r->failed)
+        json_str(r->failed);
+    else
+        printf("null");
+    printf(",\"message\":");
+    json_str(st && d.status == st ? d.message : "");
+    if (have_info) {
+        printf(",\"device\":{\"ordinal\":%d,\"name\":", info->ordinal);
+        json_str(info->name);
+        printf(",\"cc\":\"%d.%d\",\"sm_count\":%d,\"driver_version\":%d,\"image\":\"%s\"}", info->cc_major,
+               info->cc_minor, info->sm_count, info->driver_version, info->image_arch);
+    }
+    printf(",\"phases_us\":{");
+    for (int i = 0; i < r->nphases; i++)
+        printf("%s\"%s\":%.1f", i ? "," : "", r->phases[i].key, r->phases[i].us);
+    printf("}");
+    if (st == BC_OK) {
+        printf(",\"after_context_us\":%.1f,\"budget_after_context_us\":%.0f,\"since_main_us\":%.1f",
+               r->after_context_us, BUDGET_AFTER_CONTEXT_US, main_us);
+        if (exec_us >= 0)
+            printf(",\"since_exec_us\":%.1f,\"exec_tick_us\":%.0f", exec_us, tick_us);
+    }
+    printf("}\n");
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: barecuda boot [--device N] [--json]\n"
+               "Opens the device, checks and loads the kernel image, runs the known-answer checks,\n"
+               "prints each phase's time and a verdict. Exit codes: see README.md (\"Exit codes\").\n");
+}
+
+/* Maps a failure to the exit code; driver errors during the checks are launch failures. */
+static int exit_code(bc_status st, int in_checks)
+{
+    if (in_checks && st == BC_ERR_DRIVER)
+        return BC_EXIT_LAUNCH;
+    return bc_cli_exit_code(st);
+}
+
+/* Opens the device and records the open phases. */
+static bc_status open_device(int ordinal, boot_run *r, bc_device **out_dev)
+{
+    bc_device_config cfg;
+    bc_device_config_default(&cfg);
+    cfg.ordinal = ordinal;
+    bc_device *dev = NULL;
+    bc_status st = bc_device_open(&cfg, &dev);
+    if (st) {
+        r->failed = "open";
+        return st;
+    }
+    bc_open_timings t;
+    bc_device_open_timings(dev, &t);
+    add_phase(r, "dlopen", "dlopen", t.dlopen_us, 0);
+    add_phase(r, "cuinit", "cuInit", t.cuinit_us, 0);
+    add_phase(r, "context", "context", t.context_us, 0);
+    add_phase(r, "arenas", "arenas", t.arenas_us, 1);
+    add_phase(r, "image_check", "image check", t.image_check_us, 1);
+    add_phase(r, "module_load", "module load", t.module_load_us, 1);
+    *out_dev = dev;
+    return BC_OK;
+}
+
+static bc_status run_checks(bc_device *dev, boot_run *r)
+{
+    double t0 = mono_us();
+    bc_stream *s = NULL;
+    bc_status st = bc_stream_create(dev, 0, &s, NULL);
+    if (st) {
+        r->failed = "stream";
+        return st;
+    }
+    add_phase(r, "stream", "stream", mono_us() - t0, 1);
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0] && st == BC_OK; i++)
+        st = checks[i].run(dev, s, r);
+    bc_stream_destroy(s);
+    return st;
+}
+
 int bc_cmd_boot(int argc, char **argv)
 {
-    fprintf(stderr, "barecuda boot: not built yet\n");
-    return BC_EXIT_ERROR;
+    int json = 0, ordinal = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || v < 0 || v > 1024) {
+                fprintf(stderr, "barecuda boot: bad device ordinal '%s'\n", argv[i]);
+                return BC_EXIT_USAGE;
+            }
+            ordinal = (int)v;
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return BC_EXIT_OK;
+        } else {
+            fprintf(stderr, "barecuda boot: unknown argument '%s'\n", argv[i]);
+            usage(stderr);
+            return BC_EXIT_USAGE;
+        }
+    }
+    boot_run r;
+    memset(&r, 0, sizeof r);
+    bc_device_info info;
+    memset(&info, 0, sizeof info);
+    int have_info = 0, in_checks = 0;
+    bc_device *dev = NULL;
+    bc_status st = open_device(ordinal, &r, &dev);
+    if (st == BC_OK) {
+        have_info = bc_device_query(dev, &info) == BC_OK;
+        in_checks = 1;
+        st = run_checks(dev, &r);
+    }
+    /* measured before close: "process start to verified" */
+    double main_us = mono_us() - t_main_us, tick_us = 0;
+    double exec_us = since_exec_us(&tick_us);
+    int rc = st ? exit_code(st, in_checks) : BC_EXIT_OK;
+    if (json)
+        print_json(&r, &info, have_info, st, rc, exec_us, tick_us, main_us);
+    else
+        print_text(&r, &info, have_info, st, rc, exec_us, tick_us, main_us);
+    if (st && json)
+        bc_cli_report("boot", st); /* text mode printed it on stdout */
+    bc_device_close(dev);
+    return rc;
 }

@@ -1,10 +1,203 @@
-/* placeholder: being written */
+/* barecuda fatbin: list the entries of a fatbin (a file, or the embedded one). */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
+#include "digest.h"
+#include "fatbin.h"
+
+extern const uint8_t bc__fatbin_bytes[];
+extern const size_t bc__fatbin_size;
+extern const uint64_t bc__fatbin_digest;
+
+#define MAX_FILE_BYTES ((size_t)1 << 30)
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: barecuda fatbin FILE [--json]\n"
+               "       barecuda fatbin --embedded [--json]\n"
+               "Lists every entry of a fatbin container: kind, arch, sizes, compression, flags.\n"
+               "Damaged or unknown input is an error (exit %d).\n",
+               BC_EXIT_IMAGE);
+}
+
+/* Reads a whole file (at most MAX_FILE_BYTES) into a malloc'ed buffer. */
+static int read_file(const char *path, uint8_t **out_buf, size_t *out_len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "barecuda fatbin: cannot open %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    size_t cap = 1 << 16, len = 0;
+    uint8_t *buf = malloc(cap);
+    while (buf != NULL) {
+        len += fread(buf + len, 1, cap - len, f);
+        if (len < cap || cap >= MAX_FILE_BYTES)
+            break;
+        uint8_t *bigger = realloc(buf, cap * 2);
+        if (bigger == NULL) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = bigger;
+        cap *= 2;
+    }
+    int err = ferror(f) || buf == NULL || len >= MAX_FILE_BYTES;
+    fclose(f);
+    if (err) {
+        fprintf(stderr, "barecuda fatbin: cannot read %s (error, out of memory, or over 1 GiB)\n", path);
+        free(buf);
+        return -1;
+    }
+    *out_buf = buf;
+    *out_len = len;
+    return 0;
+}
+
+/* Writes s as a JSON string literal. */
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20 || c >= 0x7f)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void print_text(const char *name, size_t len, uint64_t xxh, const bc__fatbin_entry *e, size_t n)
+{
+    printf("%s: %zu bytes, %u container%s, %zu entr%s, XXH64 0x%016llx\n", name, len,
+           e[n - 1].container + 1, e[n - 1].container ? "s" : "", n, n == 1 ? "y" : "ies",
+           (unsigned long long)xxh);
+    printf("%4s %4s  %-4s  %-12s %8s %4s %9s  %-22s %s\n", "idx", "cont", "kind", "arch", "offset", "hdr",
+           "payload", "compressed", "flags");
+    for (size_t i = 0; i < n; i++) {
+        char arch[24], comp[40];
+        bc__fatbin_arch_name(&e[i], arch, sizeof arch);
+        if (e[i].compression == BC__FATBIN_UNCOMPRESSED)
+            snprintf(comp, sizeof comp, "no");
+        else
+            snprintf(comp, sizeof comp, "%s %u->%llu", bc__fatbin_compression_name(e[i].compression),
+                     e[i].compressed_size, (unsigned long long)e[i].decompressed_size);
+        printf("%4zu %4u  %-4s  %-12s %8zu %4u %9zu  %-22s 0x%016llx\n", i, e[i].container,
+               bc__fatbin_kind_name(e[i].kind), arch, e[i].header_offset, e[i].header_size, e[i].payload_size,
+               comp, (unsigned long long)e[i].flags);
+    }
+}
+
+static void print_json(const char *name, size_t len, uint64_t xxh, const bc__fatbin_entry *e, size_t n)
+{
+    printf("{\"file\":");
+    json_str(stdout, name);
+    printf(",\"bytes\":%zu,\"xxh64\":\"0x%016llx\",\"containers\":%u,\"entries\":[", len,
+           (unsigned long long)xxh, e[n - 1].container + 1);
+    for (size_t i = 0; i < n; i++) {
+        char arch[24];
+        bc__fatbin_arch_name(&e[i], arch, sizeof arch);
+        printf("%s{\"index\":%zu,\"container\":%u,\"kind\":\"%s\",\"arch\":\"%s\",\"offset\":%zu,"
+               "\"header_size\":%u,\"payload_offset\":%zu,\"payload_size\":%zu,\"compressed\":%s,"
+               "\"compression\":\"%s\",\"compressed_size\":%u,\"decompressed_size\":%llu,"
+               "\"flags\":\"0x%016llx\",\"code_version\":\"%u.%u\"}",
+               i ? "," : "", i, e[i].container, bc__fatbin_kind_name(e[i].kind), arch, e[i].header_offset,
+               e[i].header_size, e[i].payload_offset, e[i].payload_size,
+               e[i].compression == BC__FATBIN_UNCOMPRESSED ? "false" : "true",
+               bc__fatbin_compression_name(e[i].compression), e[i].compressed_size,
+               (unsigned long long)e[i].decompressed_size, (unsigned long long)e[i].flags, e[i].code_major,
+               e[i].code_minor);
+    }
+    printf("]}\n");
+}
+
+static void print_json_error(const char *name, bc_status st)
+{
+    bc_error_detail d;
+    bc_last_error(&d);
+    char code[64];
+    snprintf(code, sizeof code, "%s", bc_status_string(st));
+    code[strcspn(code, ":")] = '\0';
+    printf("{\"file\":");
+    json_str(stdout, name);
+    printf(",\"error\":{\"status\":\"%s\",\"message\":", code);
+    json_str(stdout, d.status == st ? d.message : "");
+    printf("}}\n");
+}
+
+/* Parses and prints; returns the exit code. */
+static int inspect(const char *name, const uint8_t *buf, size_t len, int json)
+{
+    size_t n = 0;
+    bc_status st = bc__fatbin_parse(buf, len, NULL, 0, &n);
+    bc__fatbin_entry *e = NULL;
+    if (st == BC_OK) {
+        e = calloc(n, sizeof *e);
+        st = e == NULL ? BC_ERR_OUT_OF_HOST_MEMORY : bc__fatbin_parse(buf, len, e, n, &n);
+    }
+    if (st != BC_OK) {
+        if (json)
+            print_json_error(name, st);
+        bc_cli_report("fatbin", st);
+        free(e);
+        return st == BC_ERR_OUT_OF_HOST_MEMORY ? BC_EXIT_ERROR : BC_EXIT_IMAGE;
+    }
+    uint64_t xxh = bc__xxh64(buf, len, 0);
+    if (json)
+        print_json(name, len, xxh, e, n);
+    else
+        print_text(name, len, xxh, e, n);
+    free(e);
+    return BC_EXIT_OK;
+}
 
 int bc_cmd_fatbin(int argc, char **argv)
 {
-    fprintf(stderr, "barecuda fatbin: not built yet\n");
-    return BC_EXIT_ERROR;
+    const char *path = NULL;
+    int json = 0, embedded = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else if (!strcmp(argv[i], "--embedded")) {
+            embedded = 1;
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return BC_EXIT_OK;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "barecuda fatbin: unknown option %s\n", argv[i]);
+            usage(stderr);
+            return BC_EXIT_USAGE;
+        } else if (path == NULL) {
+            path = argv[i];
+        } else {
+            fprintf(stderr, "barecuda fatbin: one FILE only\n");
+            return BC_EXIT_USAGE;
+        }
+    }
+    if ((path == NULL) == (embedded == 0)) {
+        usage(stderr);
+        return BC_EXIT_USAGE;
+    }
+    if (embedded) {
+        if (bc__xxh64(bc__fatbin_bytes, bc__fatbin_size, 0) != bc__fatbin_digest) {
+            fprintf(stderr, "barecuda fatbin: the embedded fatbin does not match its build digest 0x%016llx\n",
+                    (unsigned long long)bc__fatbin_digest);
+            return BC_EXIT_IMAGE;
+        }
+        return inspect("(embedded)", bc__fatbin_bytes, bc__fatbin_size, json);
+    }
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    if (read_file(path, &buf, &len) != 0)
+        return BC_EXIT_ERROR;
+    int rc = inspect(path, buf, len, json);
+    free(buf);
+    return rc;
 }

@@ -1,0 +1,49 @@
+/* Internal: choosing the cubin a device runs, and the image's kernel family.
+ *
+ * The rule (also in README.md): only ELF (cubin) entries are candidates; PTX
+ * and NVVM entries are never selected, so nothing is ever JIT-compiled.
+ * Device compute capability M.m, entry sm_XY with X = arch / 10, Y = arch % 10:
+ *
+ *   sm_XYa (arch-specific) runs only when X.Y == M.m exactly;
+ *   sm_XYf (family)        runs when X == M and m >= Y;
+ *   sm_XY  (plain)         runs when X == M and m >= Y.
+ *
+ * Among the images that run, an exact arch-specific image beats a family
+ * image, which beats a plain one; within a class the highest minor wins (the
+ * image closest to the device), then the first in file order. With the
+ * images barecuda embeds (sm_90a, sm_100a, sm_100f, sm_103a, sm_110a):
+ * CC 9.0 -> sm_90a; 10.0 -> sm_100a; 10.1 -> sm_100f; 10.3 -> sm_103a;
+ * 11.0 -> sm_110a; anything else -> BC_ERR_UNSUPPORTED_ARCH.
+ *
+ * The winner is chosen before its compression is looked at: a compressed
+ * winner is BC_ERR_FATBIN_COMPRESSED, never silently skipped for a worse one.
+ */
+#ifndef BC_LOADER_SELECT_H
+#define BC_LOADER_SELECT_H
+
+#include <stddef.h>
+
+#include "fatbin.h"
+
+/* The manifest families (kernels_ptx/manifest.h): which kernels an image has. */
+typedef enum bc__family {
+    BC__FAM_NONE = 0, /* an image no manifest family describes: only ALL kernels */
+    BC__FAM_ALL,
+    BC__FAM_SM90,
+    BC__FAM_SM100,
+} bc__family;
+
+/* Picks the entry of entries[0..n) that a device of compute capability
+ * cc_major.cc_minor runs, by the rule above, writing its index to
+ * *out_index. BC_ERR_UNSUPPORTED_ARCH (naming the device's sm_XY and every
+ * image present) when none runs; BC_ERR_FATBIN_COMPRESSED when the chosen
+ * one is compressed; BC_ERR_INVALID_ARGUMENT for NULL pointers or a negative
+ * capability. *out_index is written only on BC_OK. */
+bc_status bc__select_image(const bc__fatbin_entry *entries, size_t n, int cc_major, int cc_minor,
+                           size_t *out_index);
+
+/* The manifest family of a cubin: sm_9x -> SM90; sm_10x and sm_11x (the
+ * Blackwell images, built from one source) -> SM100; else NONE. */
+bc__family bc__image_family(const bc__fatbin_entry *e);
+
+#endif

@@ -1,0 +1,381 @@
+/* The image loader and the smoke check over the fake driver: which cubin
+ * each compute capability loads, the kernels it resolves and their
+ * shared-memory limits, the driver's log on refusal, missing kernels, every
+ * driver call failing in turn, and the smoke check's poison. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "fake_test.h"
+
+#include "digest.h"
+#include "fatbin.h"
+#include "gemm_abi.h"
+#include "image.h"
+#include "internal.h"
+#include "select.h"
+#include "smoke_emu.h"
+
+extern const uint8_t bc__fatbin_bytes[];
+extern const size_t bc__fatbin_size;
+
+static const bc__family family_of[BC__KERNEL_COUNT] = {
+#define K(id, sym, fam, smem) [BC_K_##id] = BC__FAM_##fam,
+#include "manifest.h"
+#undef K
+};
+static const int smem_of[BC__KERNEL_COUNT] = {
+#define K(id, sym, fam, smem) [BC_K_##id] = (smem),
+#include "manifest.h"
+#undef K
+};
+
+static void use_device(int major, int minor)
+{
+    fake_device d;
+    fake_device_defaults(&d);
+    d.cc_major = major;
+    d.cc_minor = minor;
+    fake_set_devices(&d, 1);
+}
+
+static bc_device_config load_config(void)
+{
+    bc_device_config c = ft_config();
+    c.skip_kernel_load = 0;
+    return c;
+}
+
+/* Offset of the payload of the embedded entry named `arch`. */
+static size_t payload_of(const char *arch)
+{
+    bc__fatbin_entry e[64];
+    size_t n = 0;
+    assert_int_equal(bc__fatbin_parse(bc__fatbin_bytes, bc__fatbin_size, e, 64, &n), BC_OK);
+    for (size_t i = 0; i < n; i++) {
+        char name[24];
+        if (!strcmp(bc__fatbin_arch_name(&e[i], name, sizeof name), arch))
+            return e[i].payload_offset;
+    }
+    fail_msg("no %s entry in the embedded fatbin", arch);
+    return 0;
+}
+
+static void test_load_per_capability(void **state)
+{
+    (void)state;
+    static const struct {
+        int major, minor;
+        const char *arch;
+        bc__family fam;
+    } table[] = {
+        {9, 0, "sm_90a", BC__FAM_SM90},   {10, 0, "sm_100a", BC__FAM_SM100}, {10, 1, "sm_100f", BC__FAM_SM100},
+        {10, 3, "sm_103a", BC__FAM_SM100}, {11, 0, "sm_110a", BC__FAM_SM100},
+    };
+    for (size_t t = 0; t < sizeof table / sizeof table[0]; t++) {
+        fake_install();
+        use_device(table[t].major, table[t].minor);
+        bc_device_config cfg = load_config();
+        bc_device *dev = NULL;
+        assert_ok(bc_device_open(&cfg, &dev));
+        bc_device_info info;
+        assert_ok(bc_device_query(dev, &info));
+        assert_string_equal(info.image_arch, table[t].arch);
+        /* loaded in place from the embedded bytes, with the error-log options */
+        const fake_module_record *m = fake_last_module();
+        assert_ptr_equal(m->image, bc__fatbin_bytes + payload_of(table[t].arch));
+        assert_int_equal(m->num_options, 2);
+        assert_int_equal(m->options[0], CU_JIT_ERROR_LOG_BUFFER);
+        assert_int_equal(m->options[1], CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
+        for (int k = 0; k < BC__KERNEL_COUNT; k++) {
+            CUfunction f = dev->image.fn[k];
+            int want = family_of[k] == BC__FAM_ALL || family_of[k] == table[t].fam;
+            if (!want) {
+                assert_null(f);
+                continue;
+            }
+            assert_non_null(f);
+            int v = -1;
+            assert_true(fake_function_attr(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, &v));
+            if (smem_of[k] > 0)
+                assert_int_equal(v, smem_of[k]);
+            else
+                assert_int_equal(v, 48 << 10); /* left at the driver's default */
+        }
+        bc_open_timings tm;
+        assert_ok(bc_device_open_timings(dev, &tm));
+        assert_true(tm.image_check_us > 0 && tm.module_load_us > 0);
+        bc_device_close(dev);
+        assert_int_equal(fake_live_objects(), 0);
+    }
+}
+
+static void test_unsupported_device_never_loads(void **state)
+{
+    (void)state;
+    use_device(8, 6);
+    bc_device_config cfg = load_config();
+    bc_device *dev = NULL;
+    assert_status(bc_device_open(&cfg, &dev), BC_ERR_UNSUPPORTED_ARCH);
+    assert_null(dev);
+    assert_int_equal(fake_entry_calls(FAKE_E_cuModuleLoadDataEx), 0);
+    bc_error_detail d;
+    bc_last_error(&d);
+    assert_non_null(strstr(d.message, "device sm_86"));
+}
+
+static void test_refusal_carries_the_driver_log(void **state)
+{
+    (void)state;
+    fake_module_fail_next(CUDA_ERROR_INVALID_IMAGE, "ptxas fatal: cubin for the wrong GPU");
+    bc_device_config cfg = load_config();
+    bc_device *dev = NULL;
+    assert_status(bc_device_open(&cfg, &dev), BC_ERR_MODULE_LOAD);
+    ft_assert_last(BC_ERR_MODULE_LOAD, "cuModuleLoadDataEx", CUDA_ERROR_INVALID_IMAGE);
+    bc_error_detail d;
+    bc_last_error(&d);
+    assert_non_null(strstr(d.message, "ptxas fatal: cubin for the wrong GPU"));
+    assert_non_null(strstr(d.message, "sm_90a"));
+}
+
+/* A one-entry fatbin (sm_120a: no manifest family, so only the ALL kernels
+ * are needed) whose 128-byte "cubin" holds the given NUL-separated names
+ * after a zeroed ELF header; the fake is told its size. */
+#define TINY_PAYLOAD 128
+static size_t tiny_fatbin(uint8_t *buf, const char *names, size_t names_len)
+{
+    memset(buf, 0, 16 + 64 + TINY_PAYLOAD);
+    uint32_t magic = BC__FATBIN_MAGIC, arch = 120;
+    uint16_t one = 1, sixteen = 16, elf = 2, ev = 0x0101;
+    uint64_t fat = 64 + TINY_PAYLOAD, ps = TINY_PAYLOAD, flags = 0x100011;
+    uint32_t hs = 64;
+    memcpy(buf, &magic, 4);
+    memcpy(buf + 4, &one, 2);
+    memcpy(buf + 6, &sixteen, 2);
+    memcpy(buf + 8, &fat, 8);
+    uint8_t *e = buf + 16;
+    memcpy(e, &elf, 2);
+    memcpy(e + 2, &ev, 2);
+    memcpy(e + 4, &hs, 4);
+    memcpy(e + 8, &ps, 8);
+    memcpy(e + 0x1C, &arch, 4);
+    memcpy(e + 0x28, &flags, 8);
+    memcpy(e + 64, "\177ELF\002", 5);
+    assert_true(names_len <= TINY_PAYLOAD - 64);
+    memcpy(e + 64 + 64, names, names_len);
+    fake_set_next_image_size(TINY_PAYLOAD);
+    return 16 + 64 + TINY_PAYLOAD;
+}
+
+static void test_missing_kernel(void **state)
+{
+    (void)state;
+    bc_device_config cfg = ft_config(); /* a context, no image */
+    bc_device *dev = NULL;
+    assert_ok(bc_device_open(&cfg, &dev));
+    uint8_t buf[256];
+    static const char only_smoke[] = "\0bc_smoke_checksum";
+    size_t len = tiny_fatbin(buf, only_smoke, sizeof only_smoke);
+    bc__image img;
+    memset(&img, 0xAB, sizeof img);
+    assert_status(bc__image_load_from(&img, buf, len, bc__xxh64(buf, len, 0), 12, 0, NULL),
+                  BC_ERR_MISSING_KERNEL);
+    ft_assert_last(BC_ERR_MISSING_KERNEL, "cuModuleGetFunction", CUDA_ERROR_NOT_FOUND);
+    bc_error_detail d;
+    bc_last_error(&d);
+    assert_non_null(strstr(d.message, "bc_test_spin"));
+    assert_non_null(strstr(d.message, "sm_120a"));
+    assert_null(img.module);
+    fake_live_counts lc;
+    fake_live(&lc);
+    assert_int_equal(lc.modules, 0); /* unloaded on the way out */
+
+    /* both ALL kernels present: loads, and nothing else is asked for */
+    static const char both[] = "\0bc_smoke_checksum\0bc_test_spin";
+    len = tiny_fatbin(buf, both, sizeof both);
+    bc__image_timing t;
+    assert_ok(bc__image_load_from(&img, buf, len, bc__xxh64(buf, len, 0), 12, 0, &t));
+    assert_string_equal(img.arch, "sm_120a");
+    assert_non_null(img.fn[BC_K_SMOKE]);
+    assert_non_null(img.fn[BC_K_SPIN]);
+    assert_int_equal(fake_entry_calls(FAKE_E_cuFuncSetAttribute), 0);
+    bc__image_unload(&img);
+    assert_null(img.module);
+    bc_device_close(dev);
+}
+
+/* Fails each driver call of bc__image_load in turn (once, then for good):
+ * a clean status, *img empty, no module left behind. */
+static void test_every_driver_call_fails(void **state)
+{
+    (void)state;
+    for (int persistent = 0; persistent <= 1; persistent++) {
+        int done = 0;
+        for (uint64_t k = 1; !done && k < 100; k++) {
+            fake_install();
+            bc_device_config cfg = ft_config();
+            bc_device *dev = NULL;
+            assert_ok(bc_device_open(&cfg, &dev));
+            fake_fail_call(k, CUDA_ERROR_INVALID_VALUE, persistent);
+            bc__image img;
+            memset(&img, 0xAB, sizeof img);
+            bc_status st = bc__image_load(&img, 9, 0, NULL);
+            fake_fail_clear();
+            if (st == BC_OK) {
+                assert_int_equal(fake_injected(), 0);
+                done = 1;
+                bc__image_unload(&img);
+            } else {
+                assert_int_equal(fake_injected() > 0, 1);
+                if (st != BC_ERR_MODULE_LOAD && st != BC_ERR_DRIVER)
+                    fail_msg("call %llu: %s", (unsigned long long)k, bc_status_string(st));
+                bc_error_detail d;
+                bc_last_error(&d);
+                /* the first failure is the one reported, not the unload's */
+                assert_string_equal(d.call, fake_entry_name((fake_entry)fake_failed_entry()));
+                assert_null(img.module);
+                assert_null(img.fn[BC_K_SMOKE]);
+                fake_live_counts lc;
+                fake_live(&lc);
+                assert_int_equal(lc.modules, 0);
+            }
+            bc_device_close(dev);
+            assert_int_equal(fake_live_objects(), 0);
+        }
+        assert_true(done);
+    }
+}
+
+static void test_smoke_poison_is_caught(void **state)
+{
+    (void)state;
+    bc_device_config cfg = load_config();
+    bc_device *dev = NULL;
+    assert_ok(bc_device_open(&cfg, &dev));
+    bc_stream *s = NULL;
+    assert_ok(bc_stream_create(dev, 0, &s, NULL));
+    fake_set_param_size(sizeof(bc_smoke_params));
+    bc_smoke_report rep = {.elements = 7};
+    /* the fake runs no kernel: every element keeps the 0xFF poison */
+    assert_status(bc_selftest_smoke(dev, s, &rep), BC_ERR_VERIFY_FAILED);
+    assert_int_equal(rep.elements, 7); /* untouched on failure */
+    bc_error_detail d;
+    bc_last_error(&d);
+    assert_non_null(strstr(d.message, "element 0 of 65536 is 0xffffffff"));
+    const fake_launch *l = fake_last_launch();
+    assert_string_equal(l->kernel, "bc_smoke_checksum");
+    assert_int_equal(l->grid[0], BC_SMOKE_ELEMENTS / 256);
+    assert_int_equal(l->block[0], 256);
+    assert_ptr_equal(l->stream, bc_stream_handle(s));
+    bc_smoke_params p;
+    memcpy(&p, l->params, sizeof p);
+    assert_int_equal(p.n, BC_SMOKE_ELEMENTS);
+    assert_int_equal(p.seed, BC_SMOKE_SEED);
+    bc_pool_stats ps;
+    assert_ok(bc_pool_get_stats(dev, BC_POOL_DEVICE, &ps));
+    assert_int_equal(ps.live_allocations, 0);
+    assert_ok(bc_pool_get_stats(dev, BC_POOL_HOST, &ps));
+    assert_int_equal(ps.live_allocations, 0);
+    bc_device_close(dev);
+}
+
+static void test_smoke_passes_when_the_kernel_runs(void **state)
+{
+    (void)state;
+    smoke_emu_install(-1);
+    bc_device_config cfg = load_config();
+    bc_device *dev = NULL;
+    assert_ok(bc_device_open(&cfg, &dev));
+    bc_stream *s = NULL;
+    assert_ok(bc_stream_create(dev, 0, &s, NULL));
+    bc_smoke_report rep;
+    memset(&rep, 0, sizeof rep);
+    assert_ok(bc_selftest_smoke(dev, s, &rep));
+    assert_int_equal(rep.elements, BC_SMOKE_ELEMENTS);
+    assert_int_equal(rep.seed, BC_SMOKE_SEED);
+    assert_true(rep.first_launch_us > 0 && rep.verify_us > 0);
+    assert_int_equal(fake_launches(), 1);
+    bc_pool_stats ps;
+    assert_ok(bc_pool_get_stats(dev, BC_POOL_DEVICE, &ps));
+    assert_int_equal(ps.live_allocations, 0);
+    /* without a host pool the result goes through a malloc'ed buffer */
+    bc_device_close(dev);
+    cfg.host_arena_bytes = 0;
+    assert_ok(bc_device_open(&cfg, &dev));
+    assert_ok(bc_stream_create(dev, 0, &s, NULL));
+    assert_ok(bc_selftest_smoke(dev, s, NULL));
+    bc_device_close(dev);
+}
+
+static void test_smoke_names_the_first_wrong_element(void **state)
+{
+    (void)state;
+    smoke_emu_install(12345);
+    bc_device_config cfg = load_config();
+    bc_device *dev = NULL;
+    assert_ok(bc_device_open(&cfg, &dev));
+    bc_stream *s = NULL;
+    assert_ok(bc_stream_create(dev, 0, &s, NULL));
+    assert_status(bc_selftest_smoke(dev, s, NULL), BC_ERR_VERIFY_FAILED);
+    bc_error_detail d;
+    bc_last_error(&d);
+    char want[96];
+    snprintf(want, sizeof want, "element 12345 of 65536 is 0x%08x, expected 0x%08x (1 wrong in total",
+             bc_smoke_value(12345, BC_SMOKE_SEED) ^ 0x10u, bc_smoke_value(12345, BC_SMOKE_SEED));
+    if (strstr(d.message, want) == NULL)
+        fail_msg("message: %s", d.message);
+    bc_device_close(dev);
+}
+
+/* A wait that never ends: BC_ERR_TIMEOUT after BC_SMOKE_TIMEOUT_NS, and the
+ * blocks the GPU may still write stay allocated until close. */
+static void test_smoke_timeout_keeps_blocks(void **state)
+{
+    (void)state;
+    bc_device_config cfg = load_config();
+    bc_device *dev = NULL;
+    assert_ok(bc_device_open(&cfg, &dev));
+    bc_stream *s = NULL;
+    assert_ok(bc_stream_create(dev, 0, &s, NULL));
+    fake_set_busy(FAKE_BUSY_FOREVER);
+    assert_status(bc_selftest_smoke(dev, s, NULL), BC_ERR_TIMEOUT);
+    bc_pool_stats ps;
+    assert_ok(bc_pool_get_stats(dev, BC_POOL_DEVICE, &ps));
+    assert_int_equal(ps.live_allocations, 1);
+    fake_set_busy(0);
+    bc_device_close(dev);
+}
+
+static void test_smoke_needs_kernels(void **state)
+{
+    (void)state;
+    bc_device_config cfg = ft_config();
+    bc_device *dev = NULL;
+    assert_ok(bc_device_open(&cfg, &dev));
+    bc_stream *s = NULL;
+    assert_ok(bc_stream_create(dev, 0, &s, NULL));
+    assert_status(bc_selftest_smoke(dev, s, NULL), BC_ERR_MISSING_KERNEL);
+    assert_status(bc_selftest_smoke(dev, NULL, NULL), BC_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fake_launches(), 0);
+    bc_device_close(dev);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        ft_test(test_load_per_capability),
+        ft_test(test_unsupported_device_never_loads),
+        ft_test(test_refusal_carries_the_driver_log),
+        ft_test(test_missing_kernel),
+        ft_test(test_every_driver_call_fails),
+        ft_test(test_smoke_poison_is_caught),
+        ft_test(test_smoke_passes_when_the_kernel_runs),
+        ft_test(test_smoke_names_the_first_wrong_element),
+        ft_test(test_smoke_timeout_keeps_blocks),
+        ft_test(test_smoke_needs_kernels),
+    };
+    return cmocka_run_group_tests_name("image", tests, NULL, NULL);
+}
