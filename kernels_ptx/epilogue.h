@@ -75,6 +75,15 @@ BC_DEVICE float bc_epi_apply(const bc_epi *e, float acc, uint32_t row, uint32_t 
     return v;
 }
 
+/* Stores the finished value v at element index i of D. */
+BC_DEVICE void bc_epi_store_one(const bc_epi *e, uint64_t i, float v, int out_t)
+{
+    if (out_t == BC_OUT_F32)
+        ((float *)e->d)[i] = v;
+    else
+        ((uint16_t *)e->d)[i] = bc_pack1(v, out_t);
+}
+
 /* Stores accumulator columns (col, col+1) of `row`; col is even. The pair
  * goes out as one 4- or 8-byte store when its index is even (D is 16-byte
  * aligned), else as two element stores (odd ldd). */
@@ -96,15 +105,9 @@ BC_DEVICE void bc_epi_store_pair(const bc_epi *e, uint32_t row, uint32_t col, fl
         }
         return;
     }
-    if (out_t == BC_OUT_F32) {
-        ((float *)e->d)[i] = v0;
-        if (two)
-            ((float *)e->d)[i + 1] = v1;
-    } else {
-        ((uint16_t *)e->d)[i] = bc_pack1(v0, out_t);
-        if (two)
-            ((uint16_t *)e->d)[i + 1] = bc_pack1(v1, out_t);
-    }
+    bc_epi_store_one(e, i, v0, out_t);
+    if (two)
+        bc_epi_store_one(e, i + 1, v1, out_t);
 }
 
 #endif

@@ -48,6 +48,17 @@
 #define BC_SM100_BAR_BYTES 128
 #define BC_SM100_SMEM_BYTES (BC_SM100_STAGES * BC_SM100_STAGE_BYTES + BC_SM100_BAR_BYTES + 1024)
 
+/* Split-K workspace: a grid barrier (arrival count and generation, on their
+ * own 128-byte lines), then fp32 partials [split][M][N]. Every split of a
+ * tile writes its partial; after the barrier all CTAs reduce disjoint
+ * element ranges, summing splits 0, 1, ..., S-1 in that order, so the bytes
+ * do not depend on which CTA finished first. The barrier is self-resetting;
+ * the workspace belongs to one plan, which must not run concurrently with
+ * itself. */
+#define BC_SPLITK_COUNT_OFF 0
+#define BC_SPLITK_GEN_OFF 128
+#define BC_SPLITK_PARTIALS_OFF 256
+
 /* bc_gemm_params.flags */
 #define BC_GEMM_F_C 1u    /* add beta * C */
 #define BC_GEMM_F_BIAS 2u /* add bias[n] */
@@ -66,7 +77,10 @@ typedef struct bc_gemm_params {
     uint32_t tiles_m, tiles_n;        /* ceil(M/BM), ceil(N/BN) */
     uint32_t k_blocks;                /* ceil(K/BK) */
     uint32_t group_m;                 /* raster: bands of group_m tile rows */
-    uint32_t reserved_[14];      /* pads to 384 = 6 x 64 bytes */
+    uint32_t split_k;                 /* 1, or K splits reduced in fixed order (below) */
+    uint32_t kb_per_split;            /* k-blocks per split (the last may have fewer) */
+    uint64_t ws;                      /* split-K workspace (BC_SPLITK_* layout), 0 when split_k == 1 */
+    uint32_t reserved_[10];           /* pads to 384 = 6 x 64 bytes */
 } bc_gemm_params;
 
 _Static_assert(sizeof(bc_gemm_params) == 384, "bc_gemm_params layout changed: update both sides");

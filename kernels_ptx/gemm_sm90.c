@@ -16,6 +16,11 @@
  * only when the consumers of both CTAs have released it: `empty` counts
  * 2 * CL arrivals and consumers arrive on it in every CTA of the cluster.
  *
+ * Split-K (split_k = S > 1, a cooperative launch): a work unit is a (tile,
+ * split) pair covering k-blocks [s * kb_per_split, (s + 1) * kb_per_split);
+ * consumers store fp32 partials, then every CTA joins the fixed-order
+ * reduction of splitk.h.
+ *
  * Edges: TMA zero-fills rows/columns of A and B outside the tensor, so the
  * partial tile's accumulators are exact; the epilogue masks stores at M and N.
  */
@@ -26,6 +31,7 @@
 #include "ptx/sreg.h"
 #include "ptx/tma.h"
 #include "ptx/wgmma.h"
+#include "splitk.h"
 #include "tile_sched.h"
 
 extern __attribute__((address_space(3))) __attribute__((aligned(1024))) uint8_t bc_sm90_smem[];
@@ -35,7 +41,15 @@ extern __attribute__((address_space(3))) __attribute__((aligned(1024))) uint8_t 
 
 typedef struct sm90_sched {
     uint32_t tiles_m, tiles_n, k_blocks, group_m;
+    uint32_t split_k, kb_per_split;
 } sm90_sched;
+
+/* The k-blocks of split s: [*kb0, *kb1). */
+BC_DEVICE void sm90_k_range(const sm90_sched *sc, uint32_t s, uint32_t *kb0, uint32_t *kb1)
+{
+    *kb0 = s * sc->kb_per_split;
+    *kb1 = *kb0 + sc->kb_per_split < sc->k_blocks ? *kb0 + sc->kb_per_split : sc->k_blocks;
+}
 
 /* Shared-memory map, from the 1024-byte aligned base: the stages, then the
  * full[] and empty[] barriers. */
@@ -47,7 +61,7 @@ BC_DEVICE uint32_t sm90_empty(uint32_t bars, uint32_t s) { return bars + 8u * (B
  * M when tiles_m is not a multiple of CL: loads zero-fill, stores mask). */
 BC_DEVICE uint32_t sm90_units(const sm90_sched *sc, uint32_t cl)
 {
-    return (sc->tiles_m + cl - 1) / cl * sc->tiles_n;
+    return (sc->tiles_m + cl - 1) / cl * sc->tiles_n * sc->split_k;
 }
 
 BC_DEVICE bc_tile sm90_tile(const sm90_sched *sc, uint32_t unit, uint32_t rank, uint32_t cl)
@@ -64,8 +78,10 @@ BC_DEVICE void sm90_producer(uint64_t tmap_a, uint64_t tmap_b, const sm90_sched 
     const uint32_t b_rows = BC_SM90_BN / cl; /* rows of B this CTA loads */
     uint32_t stage = 0, phase = 0;
     for (uint32_t u = bc_clusterid_x(); u < units; u += bc_nclusterid_x()) {
-        bc_tile tile = sm90_tile(sc, u, rank, cl);
-        for (uint32_t kb = 0; kb < sc->k_blocks; kb++) {
+        bc_tile tile = sm90_tile(sc, u / sc->split_k, rank, cl);
+        uint32_t kb0, kb1;
+        sm90_k_range(sc, u % sc->split_k, &kb0, &kb1);
+        for (uint32_t kb = kb0; kb < kb1; kb++) {
             bc_mbar_wait(sm90_empty(bars, stage), phase ^ 1u);
             uint32_t full = sm90_full(bars, stage);
             uint32_t sa = base + stage * BC_SM90_STAGE_BYTES;
@@ -114,7 +130,23 @@ BC_DEVICE void sm90_release(uint32_t bars, uint32_t s, uint32_t cl)
         bc_mbar_arrive_cluster(sm90_empty(bars, s), cta);
 }
 
-BC_DEVICE void sm90_consumer(const sm90_sched *sc, const bc_epi *e, uint32_t base, uint32_t bars,
+/* Split-K: consumer warpgroup `c` stores its rows of the tile's partial. */
+BC_DEVICE void sm90_store_partial(const bc_epi *e, uint64_t part, const float *acc, bc_tile tile, uint32_t c,
+                                  uint32_t t128)
+{
+    const uint32_t w = t128 / 32u, l = t128 % 32u;
+    const uint32_t row0 = tile.m * BC_SM90_BM + c * 64u + 16u * w + l / 4u;
+    const uint32_t col0 = tile.n * BC_SM90_BN + 2u * (l % 4u);
+#pragma unroll
+    for (uint32_t j = 0; j < BC_SM90_BN / 8; j++) {
+#pragma unroll
+        for (uint32_t h = 0; h < 2; h++)
+            bc_splitk_store_pair(part, e->m, e->n, row0 + 8u * h, col0 + 8u * j, acc[4 * j + 2 * h],
+                                 acc[4 * j + 2 * h + 1]);
+    }
+}
+
+BC_DEVICE void sm90_consumer(const sm90_sched *sc, const bc_epi *e, uint64_t ws, uint32_t base, uint32_t bars,
                              uint32_t c, uint32_t rank, uint32_t cl, int f16, int out_t)
 {
     const uint32_t units = sm90_units(sc, cl);
@@ -122,9 +154,12 @@ BC_DEVICE void sm90_consumer(const sm90_sched *sc, const bc_epi *e, uint32_t bas
     float acc[128];
     uint32_t stage = 0, phase = 0;
     for (uint32_t u = bc_clusterid_x(); u < units; u += bc_nclusterid_x()) {
-        bc_tile tile = sm90_tile(sc, u, rank, cl);
+        const uint32_t split = u % sc->split_k;
+        bc_tile tile = sm90_tile(sc, u / sc->split_k, rank, cl);
+        uint32_t kb0, kb1;
+        sm90_k_range(sc, split, &kb0, &kb1);
         uint32_t prev = 0;
-        for (uint32_t kb = 0; kb < sc->k_blocks; kb++) {
+        for (uint32_t kb = kb0; kb < kb1; kb++) {
             bc_mbar_wait(sm90_full(bars, stage), phase);
             uint32_t sa = base + stage * BC_SM90_STAGE_BYTES + c * (64u * 128u);
             uint32_t sb = base + stage * BC_SM90_STAGE_BYTES + BC_SM90_A_STAGE_BYTES;
@@ -132,11 +167,11 @@ BC_DEVICE void sm90_consumer(const sm90_sched *sc, const bc_epi *e, uint32_t bas
 #pragma unroll
             for (uint32_t ks = 0; ks < BC_SM90_BK / 16; ks++)
                 bc_wgmma_m64n256k16(acc, bc_wgmma_desc_sw128(sa + 32u * ks), bc_wgmma_desc_sw128(sb + 32u * ks),
-                                    (kb | ks) != 0, f16);
+                                    kb != kb0 || ks != 0, f16);
             bc_wgmma_commit();
             /* keep this k-block's group in flight; the previous one is done */
             bc_wgmma_wait(1);
-            if (kb > 0 && t128 == 0)
+            if (kb > kb0 && t128 == 0)
                 sm90_release(bars, prev, cl);
             prev = stage;
             if (++stage == BC_SM90_STAGES) {
@@ -150,12 +185,24 @@ BC_DEVICE void sm90_consumer(const sm90_sched *sc, const bc_epi *e, uint32_t bas
 #pragma unroll
         for (int i = 0; i < 128; i++)
             asm volatile("" : "+f"(acc[i])::"memory"); /* no accumulator read above the wait */
-        sm90_epilogue(e, acc, tile, c, t128, out_t);
+        if (sc->split_k == 1)
+            sm90_epilogue(e, acc, tile, c, t128, out_t);
+        else
+            sm90_store_partial(e, bc_splitk_partial(ws, split, e->m, e->n), acc, tile, c, t128);
     }
+    if (sc->split_k == 1)
+        return;
+    /* every partial is stored: wait for all CTAs, then reduce a slice of D */
+    const uint32_t t256 = bc_tid_x() - 128u;
+    bc_bar_sync(1, 256);
+    if (t256 == 0)
+        bc_grid_barrier(ws, bc_nctaid_x());
+    bc_bar_sync(1, 256);
+    bc_splitk_reduce(e, ws, sc->split_k, bc_ctaid_x() * 256u + t256, bc_nctaid_x() * 256u, out_t);
 }
 
-BC_DEVICE void sm90_gemm(uint64_t tmap_a, uint64_t tmap_b, const sm90_sched *sc, const bc_epi *e, uint32_t cl,
-                         int f16, int out_t)
+BC_DEVICE void sm90_gemm(uint64_t tmap_a, uint64_t tmap_b, const sm90_sched *sc, const bc_epi *e, uint64_t ws,
+                         uint32_t cl, int f16, int out_t)
 {
     uint32_t base = (bc_smem_u32(bc_sm90_smem) + 1023u) & ~1023u;
     uint32_t bars = base + BC_SM90_STAGES * BC_SM90_STAGE_BYTES;
@@ -182,7 +229,7 @@ BC_DEVICE void sm90_gemm(uint64_t tmap_a, uint64_t tmap_b, const sm90_sched *sc,
             sm90_producer(tmap_a, tmap_b, sc, base, bars, rank, cl);
     } else {
         bc_setmaxnreg_inc(SM90_CONSUMER_REGS);
-        sm90_consumer(sc, e, base, bars, wg - 1u, rank, cl, f16, out_t);
+        sm90_consumer(sc, e, ws, base, bars, wg - 1u, rank, cl, f16, out_t);
     }
     /* no CTA may leave while its partner can still multicast into its shared
      * memory or arrive on its barriers */
@@ -196,10 +243,10 @@ BC_DEVICE void sm90_gemm(uint64_t tmap_a, uint64_t tmap_b, const sm90_sched *sc,
 #define BC_SM90_KERNEL(name, cl, f16, out_t)                                                       \
     BC_KERNEL void name(bc_gemm_params p)                                                          \
     {                                                                                              \
-        sm90_sched sc = {p.tiles_m, p.tiles_n, p.k_blocks, p.group_m};                             \
+        sm90_sched sc = {p.tiles_m, p.tiles_n, p.k_blocks, p.group_m, p.split_k, p.kb_per_split};  \
         bc_epi e = {p.d, p.c, p.bias, p.m, p.n, p.ldd, p.ldc, p.alpha, p.beta, p.flags};           \
         sm90_gemm(bc_param_addr(#name "_param_0", 0), bc_param_addr(#name "_param_0", 128), &sc, &e, \
-                  cl, f16, out_t);                                                                 \
+                  p.ws, cl, f16, out_t);                                                           \
     }
 
 BC_SM90_KERNEL(bc_gemm_sm90_bf16_bf16, 1, 0, BC_OUT_BF16)

@@ -24,7 +24,8 @@ struct bc_gemm_plan {
     const bc__gemm_config *config;
     CUfunction fn;
     CUlaunchConfig launch; /* hStream filled per launch */
-    CUlaunchAttribute attrs[1];
+    CUlaunchAttribute attrs[2]; /* cluster dimension, cooperative */
+    bc_devptr workspace;        /* split-K partials + grid barrier, 0 when split_k == 1 */
     void *args[1];         /* = { &params } */
     bc_gemm_params params; /* the packed kernel parameter, tensor maps inside */
     bc_gemm_plan_info info;

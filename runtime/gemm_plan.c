@@ -8,6 +8,7 @@
 
 #define MAX_DIM 0x7FFFFFFFll
 #define GROUP_M 8u /* tile raster band height (tile_sched.h) */
+#define BC_MAX_SPLIT_K 16u
 
 /* sm_90a, one CTA per tile: the rule's choice on CC 9.0. */
 static const bc__gemm_config sm90_config = {
@@ -226,9 +227,8 @@ static bc_status encode_maps(bc_gemm_params *p, const bc_gemm_desc *d, const bc_
                                  (uint64_t)d->ldb * 2, c->bk, c->bn / c->cluster_m);
 }
 
-/* Persistent grid: one cluster per work unit up to the number of clusters
- * the device can hold at once (max_clusters, from the occupancy query). */
-static void pack(bc_gemm_plan *pl, uint32_t max_clusters)
+/* The shape-dependent kernel parameters (everything but the tensor maps). */
+static void fill_params(bc_gemm_plan *pl)
 {
     const bc_gemm_desc *d = &pl->desc;
     const bc__gemm_config *c = pl->config;
@@ -249,9 +249,64 @@ static void pack(bc_gemm_plan *pl, uint32_t max_clusters)
     p->tiles_n = (uint32_t)((d->n + c->bn - 1) / c->bn);
     p->k_blocks = (uint32_t)((d->k + c->bk - 1) / c->bk);
     p->group_m = GROUP_M;
+    p->split_k = 1;
+    p->kb_per_split = p->k_blocks;
+}
 
+/* The split-K rule (README, "GEMM configurations"): on the single-CTA
+ * Hopper configuration, when the tiles fill at most half the SMs, split K
+ * into S = min(SMs / tiles, k-blocks, BC_MAX_SPLIT_K) pieces of equal
+ * k-block count (S shrinks so that no piece is empty). */
+static void choose_split(bc_gemm_plan *pl, uint32_t sm_count)
+{
+    bc_gemm_params *p = &pl->params;
     const uint32_t tiles = p->tiles_m * p->tiles_n;
-    const uint32_t units = (p->tiles_m + c->cluster_m - 1) / c->cluster_m * p->tiles_n;
+    if (pl->config->family != 9 || pl->config->cluster_m != 1 || 2 * tiles > sm_count)
+        return;
+    uint32_t s = sm_count / tiles;
+    if (s > p->k_blocks)
+        s = p->k_blocks;
+    if (s > BC_MAX_SPLIT_K)
+        s = BC_MAX_SPLIT_K;
+    if (s < 2)
+        return;
+    const uint32_t per = (p->k_blocks + s - 1) / s;
+    p->kb_per_split = per;
+    p->split_k = (p->k_blocks + per - 1) / per;
+}
+
+/* Plan-owned split-K workspace: barrier words + fp32 partials, from the
+ * device arena; the barrier starts at zero. */
+static bc_status alloc_workspace(bc_gemm_plan *pl)
+{
+    bc_gemm_params *p = &pl->params;
+    if (p->split_k == 1)
+        return BC_OK;
+    const size_t bytes = BC_SPLITK_PARTIALS_OFF + (size_t)p->split_k * p->m * p->n * 4u;
+    bc_status st = bc_mem_alloc(pl->dev, bytes, &pl->workspace);
+    if (st)
+        return BC_FAIL(st, "workspace", "split-K (%u splits) needs a %zu-byte workspace in the device arena: %s",
+                       p->split_k, bytes, bc_status_string(st));
+    st = BC_CU(cuMemsetD8Async, pl->workspace, 0, BC_SPLITK_PARTIALS_OFF, pl->dev->xfer);
+    if (!st)
+        st = BC_CU(cuStreamSynchronize, pl->dev->xfer);
+    if (st) {
+        bc_mem_free(pl->dev, pl->workspace);
+        pl->workspace = 0;
+        return st;
+    }
+    p->ws = pl->workspace;
+    return BC_OK;
+}
+
+/* Persistent grid: one cluster per work unit up to the number of clusters
+ * the device holds at once (max_clusters, from the occupancy query). A
+ * split-K launch is cooperative: its grid barrier needs every CTA resident. */
+static void fill_launch(bc_gemm_plan *pl, uint32_t max_clusters)
+{
+    const bc__gemm_config *c = pl->config;
+    const bc_gemm_params *p = &pl->params;
+    const uint32_t units = (p->tiles_m + c->cluster_m - 1) / c->cluster_m * p->tiles_n * p->split_k;
     const uint32_t grid = (units < max_clusters ? units : max_clusters) * c->cluster_m;
     CUlaunchConfig *lc = &pl->launch;
     memset(lc, 0, sizeof *lc);
@@ -262,17 +317,22 @@ static void pack(bc_gemm_plan *pl, uint32_t max_clusters)
     lc->sharedMemBytes = c->smem_bytes;
     lc->attrs = pl->attrs;
     if (c->cluster_m > 1) {
-        pl->attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        pl->attrs[0].value.clusterDim.x = c->cluster_m;
-        pl->attrs[0].value.clusterDim.y = 1;
-        pl->attrs[0].value.clusterDim.z = 1;
-        lc->numAttrs = 1;
+        CUlaunchAttribute *a = &pl->attrs[lc->numAttrs++];
+        a->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        a->value.clusterDim.x = c->cluster_m;
+        a->value.clusterDim.y = 1;
+        a->value.clusterDim.z = 1;
+    }
+    if (p->split_k > 1) {
+        CUlaunchAttribute *a = &pl->attrs[lc->numAttrs++];
+        a->id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        a->value.cooperative = 1;
     }
     pl->args[0] = &pl->params;
 
     bc_gemm_plan_info *in = &pl->info;
     in->config = c->name;
-    in->kernel = kernel_names[c->kernel[d->ab_type][d->d_type]];
+    in->kernel = kernel_names[c->kernel[pl->desc.ab_type][pl->desc.d_type]];
     in->tile_m = c->bm;
     in->tile_n = c->bn;
     in->tile_k = c->bk;
@@ -280,8 +340,8 @@ static void pack(bc_gemm_plan *pl, uint32_t max_clusters)
     in->block_x = c->threads;
     in->cluster_x = c->cluster_m;
     in->smem_bytes = c->smem_bytes;
-    in->tiles = tiles;
-    in->split_k = 1;
+    in->tiles = p->tiles_m * p->tiles_n;
+    in->split_k = p->split_k;
     in->resident_clusters = max_clusters;
 }
 
@@ -317,7 +377,12 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     st = max_resident_clusters(dev, c, fn, &max_clusters);
     if (st)
         goto fail_free;
-    pack(pl, max_clusters);
+    fill_params(pl);
+    choose_split(pl, (uint32_t)dev->info.sm_count);
+    st = alloc_workspace(pl);
+    if (st)
+        goto fail_free;
+    fill_launch(pl, max_clusters);
     bc__list_push(&dev->plans, &pl->link);
     *out_plan = pl;
     return BC_OK;
@@ -371,6 +436,8 @@ void bc_gemm_plan_destroy(bc_gemm_plan *plan)
 {
     if (plan == NULL)
         return;
+    if (plan->workspace)
+        bc_mem_free(plan->dev, plan->workspace);
     bc__list_remove(&plan->link);
     free(plan);
 }

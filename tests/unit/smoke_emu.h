@@ -1,8 +1,10 @@
-/* Test helper: makes the fake driver "run" the smoke kernel. The fake
+/* Test helper: makes the fake driver "run" the boot-check kernels. The fake
  * records launches but executes nothing; this wraps its cuLaunchKernelEx so
  * that a bc_smoke_checksum launch writes bc_smoke_value(i, seed) into the
- * fake device memory (host memory), optionally with one wrong element.
- * Call smoke_emu_install() after fake_install(). */
+ * fake device memory (host memory), optionally with one wrong element, and
+ * a Hopper GEMM launch computes D on the CPU from the packed parameters and
+ * the fake-encoded tensor maps (word 0 = address, 3/4 = dims, 8 = row
+ * stride). Call smoke_emu_install() after fake_install(). */
 #ifndef BC_TESTS_SMOKE_EMU_H
 #define BC_TESTS_SMOKE_EMU_H
 
@@ -16,11 +18,59 @@
 static __typeof__(((bc__driver *)0)->cuLaunchKernelEx) smoke_emu_real_launch;
 static int64_t smoke_emu_wrong_index = -1; /* element written wrong, -1 for none */
 
+static float emu_half_to_float(uint16_t h, int f16)
+{
+    if (!f16) {
+        uint32_t u = (uint32_t)h << 16;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    int e = (h >> 10) & 31, m = h & 1023;
+    float v = e == 0 ? (float)m / 16777216.0f : (float)(1024 + m) / 1024.0f * (float)(1u << e) / 32768.0f;
+    return (h & 0x8000) ? -v : v;
+}
+
+/* D = act(alpha A.B^T + beta C + bias) on the CPU, for f32 output only
+ * (the boot check's type); other outputs are left unwritten. */
+static void emu_gemm(const char *name, const bc_gemm_params *p)
+{
+    if (strstr(name, "_f32") == NULL)
+        return;
+    const int f16 = strstr(name, "_f16_") != NULL; /* the input type sits between underscores */
+    const uint16_t *a = (const uint16_t *)(uintptr_t)p->tmap_a[0];
+    const uint16_t *b = (const uint16_t *)(uintptr_t)p->tmap_b[0];
+    const uint64_t lda = p->tmap_a[8] / 2, ldb = p->tmap_b[8] / 2;
+    float *d = (float *)(uintptr_t)p->d;
+    for (uint32_t r = 0; r < p->m; r++)
+        for (uint32_t c = 0; c < p->n; c++) {
+            float acc = 0.0f;
+            for (uint32_t k = 0; k < p->k; k++)
+                acc += emu_half_to_float(a[r * lda + k], f16) * emu_half_to_float(b[c * ldb + k], f16);
+            float v = p->alpha * acc;
+            if (p->flags & BC_GEMM_F_C)
+                v += p->beta * ((const float *)(uintptr_t)p->c)[(uint64_t)r * p->ldc + c];
+            if (p->flags & BC_GEMM_F_BIAS)
+                v += ((const float *)(uintptr_t)p->bias)[c];
+            if ((p->flags & BC_GEMM_F_RELU) && v < 0.0f)
+                v = 0.0f;
+            d[(uint64_t)r * p->ldd + c] = v;
+        }
+}
+
 static CUresult smoke_emu_launch(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)
 {
     CUresult r = smoke_emu_real_launch(cfg, f, params, extra);
     const char *name = fake_function_name(f);
-    if (r != CUDA_SUCCESS || name == NULL || strcmp(name, "bc_smoke_checksum") != 0 || params == NULL)
+    if (r != CUDA_SUCCESS || name == NULL || params == NULL)
+        return r;
+    if (strncmp(name, "bc_gemm_sm90", 12) == 0) {
+        bc_gemm_params gp;
+        memcpy(&gp, params[0], sizeof gp);
+        emu_gemm(name, &gp);
+        return r;
+    }
+    if (strcmp(name, "bc_smoke_checksum") != 0)
         return r;
     bc_smoke_params p;
     memcpy(&p, params[0], sizeof p);

@@ -194,6 +194,14 @@ static void check_map(const uint64_t *map, uint64_t addr, uint64_t cols, uint64_
     assert_int_equal((word(map, 12) >> 16) & 0xffff, box_rows);
 }
 
+static int has_cooperative(const fake_launch *l)
+{
+    for (unsigned i = 0; i < l->num_attrs; i++)
+        if (l->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && l->attrs[i].value.cooperative)
+            return 1;
+    return 0;
+}
+
 /* Launches `d` and returns the parameter block the kernel would receive. */
 static bc_gemm_params launch_and_decode(env *e, const bc_gemm_desc *d, const fake_launch **out_launch)
 {
@@ -232,6 +240,8 @@ static void test_packed_launch_sm90(void **state)
     assert_int_equal(p.ldd, 4096);
     assert_int_equal(p.flags, 0);
     assert_int_equal(p.d, e.d), assert_int_equal(p.c, 0), assert_int_equal(p.bias, 0);
+    assert_int_equal(p.split_k, 1), assert_int_equal(p.kb_per_split, 64), assert_int_equal(p.ws, 0);
+    assert_false(has_cooperative(l));
     assert_true(p.alpha == 1.0f && p.beta == 0.0f);
     check_map(p.tmap_a, e.a, 4096, 4096, 8192, 64, 128, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
     check_map(p.tmap_b, e.b, 4096, 4096, 8192, 64, 256, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
@@ -243,14 +253,29 @@ static void test_packed_launch_sm90(void **state)
     d.lda = 144, d.ldb = 152, d.ldc = 300, d.ldd = 260;
     p = launch_and_decode(&e, &d, &l);
     assert_string_equal(l->kernel, "bc_gemm_sm90_f16_f32");
-    assert_int_equal(l->grid[0], 4); /* 2 x 2 tiles */
+    /* 2 x 2 tiles fill under half the SMs: K split into 3 single k-block pieces */
     assert_int_equal(p.tiles_m, 2), assert_int_equal(p.tiles_n, 2), assert_int_equal(p.k_blocks, 3);
+    assert_int_equal(p.split_k, 3), assert_int_equal(p.kb_per_split, 1);
+    assert_int_equal(l->grid[0], 12);
+    assert_true(p.ws != 0);
+    assert_true(has_cooperative(l));
     assert_int_equal(p.flags, BC_GEMM_F_C | BC_GEMM_F_BIAS | BC_GEMM_F_RELU);
     assert_int_equal(p.c, e.c), assert_int_equal(p.bias, e.bias);
     assert_int_equal(p.ldc, 300), assert_int_equal(p.ldd, 260);
     assert_true(p.alpha == 0.5f && p.beta == -2.0f);
     check_map(p.tmap_a, e.a, 136, 129, 288, 64, 128, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
     check_map(p.tmap_b, e.b, 136, 257, 304, 64, 256, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+
+    /* skinny: 16 tiles, 64 k-blocks -> 8 splits of 8, 128 CTAs */
+    d = base_desc(&e, 16, 4096, 4096);
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.split_k, 8), assert_int_equal(p.kb_per_split, 8);
+    assert_int_equal(l->grid[0], 128);
+    /* 64 k-blocks over at most 16 splits when the tiles are few: 4 tiles -> 16 x 4 */
+    d = base_desc(&e, 64, 1024, 4096);
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.split_k, 16), assert_int_equal(p.kb_per_split, 4);
+    assert_int_equal(l->grid[0], 64);
 
     /* the 2x1 cluster configuration on request: even grid, half-height B box */
     d = base_desc(&e, 1000, 1000, 1000);

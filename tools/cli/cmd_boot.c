@@ -106,11 +106,26 @@ static bc_status check_smoke(bc_device *dev, bc_stream *s, boot_run *r)
     return BC_OK;
 }
 
+static bc_status check_gemm(bc_device *dev, bc_stream *s, boot_run *r)
+{
+    bc_gemm_check_report rep;
+    bc_status st = bc_selftest_gemm(dev, s, &rep);
+    if (st) {
+        r->failed = st == BC_ERR_VERIFY_FAILED ? "gemm_verify" : "gemm_launch";
+        return st;
+    }
+    add_phase(r, "gemm_plan", "gemm plan", rep.plan_us, 1);
+    add_phase(r, "gemm_launch", "gemm first launch", rep.launch_us, 1);
+    add_phase(r, "gemm_verify", "gemm verify", rep.verify_us, 1);
+    return BC_OK;
+}
+
 static const struct {
     const char *name;
     bc_status (*run)(bc_device *dev, bc_stream *s, boot_run *r);
 } checks[] = {
     {"smoke", check_smoke},
+    {"gemm", check_gemm},
 };
 
 /* ---- output */

@@ -49,6 +49,31 @@ typedef struct bc_smoke_report {
  * kernel may still write to it: close the device). */
 bc_status bc_selftest_smoke(bc_device *dev, bc_stream *stream, bc_smoke_report *out_report);
 
+/* The known-answer GEMM: BC_GEMM_CHECK_M x _N x _K (ragged: one partial
+ * tile), bf16 inputs of the form i/4 with |i| <= 4, fp32 output, so every
+ * product and every partial sum is exact in fp32 and the answer, computed
+ * on the CPU in integers, must match bit for bit. */
+#define BC_GEMM_CHECK_M 72
+#define BC_GEMM_CHECK_N 136
+#define BC_GEMM_CHECK_K 64
+
+typedef struct bc_gemm_check_report {
+    double plan_us;   /* bc_gemm_plan_create (validation, tensor maps) */
+    double launch_us; /* bc_gemm_launch until the stream is idle */
+    double verify_us; /* copy back + exact comparison with the CPU */
+    uint32_t elements; /* elements compared */
+} bc_gemm_check_report;
+
+/* Contract: runs the known-answer GEMM above through the public plan API on
+ * `stream` (output poisoned first), copies D back and requires every element
+ * to equal the CPU's exact answer. Buffers come from the device pool (about
+ * 64 KiB) and the host pool when there is one; all are freed again. Waits are
+ * bounded by BC_SMOKE_TIMEOUT_NS. BC_OK: *out_report filled (may be NULL).
+ * BC_ERR_VERIFY_FAILED: bc_last_error() names the first wrong element.
+ * Otherwise the status of the failing plan, launch, wait or pool call; on
+ * failure *out_report is untouched. */
+bc_status bc_selftest_gemm(bc_device *dev, bc_stream *stream, bc_gemm_check_report *out_report);
+
 #ifdef __cplusplus
 }
 #endif

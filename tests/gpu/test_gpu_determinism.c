@@ -1,0 +1,154 @@
+/* The determinism guarantee under load: one plan launched 1000 times while a
+ * third stream keeps the GPU busy with large GEMMs must write the same bytes
+ * every time (compared with the first run, which is itself checked against
+ * the fp64 CPU reference). A plan without split-K alternates between two
+ * streams, launches overlapping; a split-K plan owns one workspace, so it
+ * runs on one stream at a time (README, "Determinism"), here alternating
+ * streams with a wait between rounds. BC_TEST_QUICK=1 runs 100 launches. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_common.h"
+#include "ref.h"
+
+#define RING 8          /* outputs in flight before a comparison round */
+#define LOAD_DIM 4096   /* the background GEMM on the third stream */
+
+typedef struct operand {
+    bc_devptr dev;
+    void *host;
+    size_t bytes;
+} operand;
+
+static void make_operand(gpu_env *env, operand *o, size_t elems, bc_dtype t, bc_rng *r)
+{
+    o->bytes = elems * bc_dtype_bytes(t);
+    o->host = malloc(o->bytes);
+    assert_non_null(o->host);
+    bc_ref_fill_normal(o->host, t, elems, 1.0, r);
+    CHECK_BC(bc_mem_alloc(env->dev, o->bytes, &o->dev));
+    CHECK_BC(bc_memcpy_htod(env->dev, o->dev, o->host, o->bytes));
+}
+
+static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k)
+{
+    const char *q = getenv("BC_TEST_QUICK");
+    const int runs = q && q[0] == '1' ? 100 : 1000;
+    bc_rng rng = {bc_ref_seed()};
+    operand a, b, bias, load_a, load_b;
+    make_operand(env, &a, (size_t)(m * k), BC_DTYPE_BF16, &rng);
+    make_operand(env, &b, (size_t)(n * k), BC_DTYPE_BF16, &rng);
+    make_operand(env, &bias, (size_t)n, BC_DTYPE_BF16, &rng);
+    const size_t d_bytes = (size_t)(m * n) * 2;
+    bc_devptr d[RING];
+    for (int i = 0; i < RING; i++)
+        CHECK_BC(bc_mem_alloc(env->dev, d_bytes, &d[i]));
+    bc_gemm_desc desc;
+    bc_gemm_desc_default(&desc);
+    desc.m = m, desc.n = n, desc.k = k;
+    desc.a = a.dev, desc.b = b.dev, desc.d = d[0], desc.bias = bias.dev, desc.relu = 1;
+    bc_gemm_plan *plan = NULL;
+    CHECK_BC(bc_gemm_plan_create(env->dev, &desc, &plan));
+    bc_gemm_plan_info info;
+    CHECK_BC(bc_gemm_plan_query(plan, &info));
+    const int overlap = info.split_k == 1; /* split-K plans: one stream at a time */
+    print_message("  %lldx%lldx%lld split_k %u: seed 0x%llx, %d runs, %s\n", (long long)m, (long long)n, (long long)k,
+                  info.split_k, (unsigned long long)rng.s, runs,
+                  overlap ? "two streams overlapping" : "two streams in turn");
+
+    /* the background load: a 4096^3 GEMM relaunched on its own stream */
+    make_operand(env, &load_a, (size_t)LOAD_DIM * LOAD_DIM, BC_DTYPE_BF16, &rng);
+    make_operand(env, &load_b, (size_t)LOAD_DIM * LOAD_DIM, BC_DTYPE_BF16, &rng);
+    bc_devptr load_d = 0;
+    CHECK_BC(bc_mem_alloc(env->dev, (size_t)LOAD_DIM * LOAD_DIM * 2, &load_d));
+    bc_gemm_desc ld;
+    bc_gemm_desc_default(&ld);
+    ld.m = ld.n = ld.k = LOAD_DIM;
+    ld.a = load_a.dev, ld.b = load_b.dev, ld.d = load_d;
+    bc_gemm_plan *load = NULL;
+    CHECK_BC(bc_gemm_plan_create(env->dev, &ld, &load));
+
+    bc_stream *s[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < 3; i++)
+        CHECK_BC(bc_stream_create(env->dev, 0, &s[i], NULL));
+    uint8_t *ring_host = NULL;
+    CHECK_BC(bc_host_alloc(env->dev, RING * d_bytes, (void **)&ring_host));
+    void *first = malloc(d_bytes);
+
+    int done = 0, compared = 0;
+    while (done < runs) {
+        int batch = runs - done < RING ? runs - done : RING;
+        CHECK_BC(bc_gemm_launch(load, s[2]));
+        for (int i = 0; i < batch; i++) {
+            bc_stream *si = s[overlap ? (done + i) % 2 : (done / RING) % 2];
+            CHECK_BC(bc_memset_d8_async(si, d[i], 0xFF, d_bytes)); /* poison */
+            CHECK_BC(bc_gemm_plan_set_pointers(plan, a.dev, b.dev, 0, d[i], bias.dev));
+            CHECK_BC(bc_gemm_launch(plan, si));
+            CHECK_BC(bc_memcpy_dtoh_async(si, ring_host + (size_t)i * d_bytes, d[i], d_bytes));
+        }
+        CHECK_BC(bc_gemm_launch(load, s[2]));
+        for (int i = 0; i < 3; i++)
+            CHECK_BC(bc_stream_wait(s[i], 60ull * 1000000000ull));
+        for (int i = 0; i < batch; i++) {
+            const uint8_t *out = ring_host + (size_t)i * d_bytes;
+            if (done + i == 0) {
+                /* the first result must also be right */
+                bc_gemm_desc chk = desc;
+                double *ref = malloc((size_t)n * sizeof *ref);
+                bc_ref_error e = {0};
+                for (int64_t row = 0; row < m; row += 37) {
+                    bc_ref_gemm_row(&chk, a.host, b.host, NULL, bias.host, row, ref);
+                    bc_ref_compare_row(&chk, out, row, ref, &e);
+                }
+                free(ref);
+                assert_int_equal(e.nonfinite, 0);
+                assert_int_equal(e.bad, 0);
+                assert_true(bc_ref_rel_frobenius(&e) <= bc_ref_bound(BC_DTYPE_BF16));
+                memcpy(first, out, d_bytes);
+            } else if (memcmp(first, out, d_bytes) != 0) {
+                fail_msg("run %d (stream %d) differs from run 0", done + i, (done + i) % 2);
+            }
+            compared++;
+        }
+        done += batch;
+    }
+    print_message("  %d runs byte-identical (%zu bytes each), load on a third stream\n", compared, d_bytes);
+    free(first);
+    CHECK_BC(bc_host_free(env->dev, ring_host));
+    for (int i = 0; i < 3; i++)
+        bc_stream_destroy(s[i]);
+    bc_gemm_plan_destroy(load);
+    bc_gemm_plan_destroy(plan);
+    for (int i = 0; i < RING; i++)
+        bc_mem_free(env->dev, d[i]);
+    operand *ops[] = {&a, &b, &bias, &load_a, &load_b};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        bc_mem_free(env->dev, ops[i]->dev);
+        free(ops[i]->host);
+    }
+    bc_mem_free(env->dev, load_d);
+}
+
+static void test_same_bytes_two_streams_under_load(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    same_bytes_under_load(env, 2000, 2048, 1000); /* 16 x 8 tiles: no split */
+}
+
+static void test_same_bytes_split_k_under_load(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    same_bytes_under_load(env, 1000, 1000, 1000); /* 32 tiles: split-K */
+}
+
+static int setup(void **state) { return gpu_env_setup(state, 1ull << 30); }
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_bytes_two_streams_under_load),
+        cmocka_unit_test(test_same_bytes_split_k_under_load),
+    };
+    return cmocka_run_group_tests_name("gpu_determinism", tests, setup, gpu_env_teardown);
+}
