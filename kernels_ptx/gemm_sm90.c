@@ -9,12 +9,7 @@
  * hands the stage back on its `empty` mbarrier (one arrival per consumer
  * warpgroup). The grid is persistent (tile_sched.h). Each output tile is
  * reduced by one CTA in increasing K order: results are bitwise reproducible.
- *
- * Cluster variant (CL = 2): two CTAs stacked along M share one B tile. Each
- * loads its own A and one half of B (128 rows), multicast into both CTAs'
- * shared memory, so B crosses L2 once per pair. A stage may then be refilled
- * only when the consumers of both CTAs have released it: `empty` counts
- * 2 * CL arrivals and consumers arrive on it in every CTA of the cluster.
+
  *
  * Split-K (split_k = S > 1, a cooperative launch): a work unit is a (tile,
  * split) pair covering k-blocks [s * kb_per_split, (s + 1) * kb_per_split);
@@ -56,44 +51,31 @@ BC_DEVICE void sm90_k_range(const sm90_sched *sc, uint32_t s, uint32_t *kb0, uin
 BC_DEVICE uint32_t sm90_full(uint32_t bars, uint32_t s) { return bars + 8u * s; }
 BC_DEVICE uint32_t sm90_empty(uint32_t bars, uint32_t s) { return bars + 8u * (BC_SM90_STAGES + s); }
 
-/* Work units: a unit is CL vertically adjacent tiles sharing a B column
- * tile; CTA `rank` of the cluster takes tile row CL * unit_row + rank (past
- * M when tiles_m is not a multiple of CL: loads zero-fill, stores mask). */
-BC_DEVICE uint32_t sm90_units(const sm90_sched *sc, uint32_t cl)
-{
-    return (sc->tiles_m + cl - 1) / cl * sc->tiles_n * sc->split_k;
-}
+/* Work units: (tile, split) pairs, the split index running fastest. */
+BC_DEVICE uint32_t sm90_units(const sm90_sched *sc) { return sc->tiles_m * sc->tiles_n * sc->split_k; }
 
-BC_DEVICE bc_tile sm90_tile(const sm90_sched *sc, uint32_t unit, uint32_t rank, uint32_t cl)
+BC_DEVICE bc_tile sm90_tile(const sm90_sched *sc, uint32_t unit)
 {
-    bc_tile t = bc_tile_of(unit, (sc->tiles_m + cl - 1) / cl, sc->tiles_n, sc->group_m);
-    t.m = t.m * cl + rank;
-    return t;
+    return bc_tile_of(unit / sc->split_k, sc->tiles_m, sc->tiles_n, sc->group_m);
 }
 
 BC_DEVICE void sm90_producer(uint64_t tmap_a, uint64_t tmap_b, const sm90_sched *sc, uint32_t base,
-                             uint32_t bars, uint32_t rank, uint32_t cl)
+                             uint32_t bars)
 {
-    const uint32_t units = sm90_units(sc, cl);
-    const uint32_t b_rows = BC_SM90_BN / cl; /* rows of B this CTA loads */
+    const uint32_t units = sm90_units(sc);
     uint32_t stage = 0, phase = 0;
-    for (uint32_t u = bc_clusterid_x(); u < units; u += bc_nclusterid_x()) {
-        bc_tile tile = sm90_tile(sc, u / sc->split_k, rank, cl);
+    for (uint32_t u = bc_ctaid_x(); u < units; u += bc_nctaid_x()) {
+        bc_tile tile = sm90_tile(sc, u);
         uint32_t kb0, kb1;
         sm90_k_range(sc, u % sc->split_k, &kb0, &kb1);
         for (uint32_t kb = kb0; kb < kb1; kb++) {
             bc_mbar_wait(sm90_empty(bars, stage), phase ^ 1u);
             uint32_t full = sm90_full(bars, stage);
             uint32_t sa = base + stage * BC_SM90_STAGE_BYTES;
-            uint32_t sb = sa + BC_SM90_A_STAGE_BYTES + rank * b_rows * 128u;
             int32_t k0 = (int32_t)(kb * BC_SM90_BK);
-            int32_t n0 = (int32_t)(tile.n * BC_SM90_BN + rank * b_rows);
             bc_mbar_arrive_expect_tx(full, BC_SM90_STAGE_BYTES);
             bc_tma_load_2d(sa, tmap_a, k0, (int32_t)(tile.m * BC_SM90_BM), full);
-            if (cl > 1)
-                bc_tma_load_2d_multicast(sb, tmap_b, k0, n0, full, (uint16_t)((1u << cl) - 1u));
-            else
-                bc_tma_load_2d(sb, tmap_b, k0, n0, full);
+            bc_tma_load_2d(sa + BC_SM90_A_STAGE_BYTES, tmap_b, k0, (int32_t)(tile.n * BC_SM90_BN), full);
             if (++stage == BC_SM90_STAGES) {
                 stage = 0;
                 phase ^= 1u;
@@ -119,17 +101,6 @@ BC_DEVICE void sm90_epilogue(const bc_epi *e, const float *acc, bc_tile tile, ui
     }
 }
 
-/* Hands stage `s` back to the producers of every CTA of the cluster. */
-BC_DEVICE void sm90_release(uint32_t bars, uint32_t s, uint32_t cl)
-{
-    if (cl == 1) {
-        bc_mbar_arrive(sm90_empty(bars, s));
-        return;
-    }
-    for (uint32_t cta = 0; cta < cl; cta++)
-        bc_mbar_arrive_cluster(sm90_empty(bars, s), cta);
-}
-
 /* Split-K: consumer warpgroup `c` stores its rows of the tile's partial. */
 BC_DEVICE void sm90_store_partial(const bc_epi *e, uint64_t part, const float *acc, bc_tile tile, uint32_t c,
                                   uint32_t t128)
@@ -147,15 +118,15 @@ BC_DEVICE void sm90_store_partial(const bc_epi *e, uint64_t part, const float *a
 }
 
 BC_DEVICE void sm90_consumer(const sm90_sched *sc, const bc_epi *e, uint64_t ws, uint32_t base, uint32_t bars,
-                             uint32_t c, uint32_t rank, uint32_t cl, int f16, int out_t)
+                             uint32_t c, int f16, int out_t)
 {
-    const uint32_t units = sm90_units(sc, cl);
+    const uint32_t units = sm90_units(sc);
     const uint32_t t128 = bc_tid_x() % 128u;
     float acc[128];
     uint32_t stage = 0, phase = 0;
-    for (uint32_t u = bc_clusterid_x(); u < units; u += bc_nclusterid_x()) {
+    for (uint32_t u = bc_ctaid_x(); u < units; u += bc_nctaid_x()) {
         const uint32_t split = u % sc->split_k;
-        bc_tile tile = sm90_tile(sc, u / sc->split_k, rank, cl);
+        bc_tile tile = sm90_tile(sc, u);
         uint32_t kb0, kb1;
         sm90_k_range(sc, split, &kb0, &kb1);
         uint32_t prev = 0;
@@ -172,7 +143,7 @@ BC_DEVICE void sm90_consumer(const sm90_sched *sc, const bc_epi *e, uint64_t ws,
             /* keep this k-block's group in flight; the previous one is done */
             bc_wgmma_wait(1);
             if (kb > kb0 && t128 == 0)
-                sm90_release(bars, prev, cl);
+                bc_mbar_arrive(sm90_empty(bars, prev));
             prev = stage;
             if (++stage == BC_SM90_STAGES) {
                 stage = 0;
@@ -181,7 +152,7 @@ BC_DEVICE void sm90_consumer(const sm90_sched *sc, const bc_epi *e, uint64_t ws,
         }
         bc_wgmma_wait(0);
         if (t128 == 0)
-            sm90_release(bars, prev, cl);
+            bc_mbar_arrive(sm90_empty(bars, prev));
 #pragma unroll
         for (int i = 0; i < 128; i++)
             asm volatile("" : "+f"(acc[i])::"memory"); /* no accumulator read above the wait */
@@ -202,62 +173,47 @@ BC_DEVICE void sm90_consumer(const sm90_sched *sc, const bc_epi *e, uint64_t ws,
 }
 
 BC_DEVICE void sm90_gemm(uint64_t tmap_a, uint64_t tmap_b, const sm90_sched *sc, const bc_epi *e, uint64_t ws,
-                         uint32_t cl, int f16, int out_t)
+                         int f16, int out_t)
 {
     uint32_t base = (bc_smem_u32(bc_sm90_smem) + 1023u) & ~1023u;
     uint32_t bars = base + BC_SM90_STAGES * BC_SM90_STAGE_BYTES;
     const uint32_t tid = bc_tid_x();
-    const uint32_t rank = cl > 1 ? bc_cluster_ctarank() : 0u;
     if (tid == 0) {
         for (uint32_t s = 0; s < BC_SM90_STAGES; s++) {
             bc_mbar_init(sm90_full(bars, s), 1);
-            bc_mbar_init(sm90_empty(bars, s), 2u * cl);
+            bc_mbar_init(sm90_empty(bars, s), 2);
         }
         bc_mbar_fence_init();
         bc_tma_prefetch_desc(tmap_a);
         bc_tma_prefetch_desc(tmap_b);
     }
-    /* every barrier of the cluster is initialised before anyone uses one */
-    if (cl > 1)
-        bc_cluster_sync();
-    else
-        bc_syncthreads();
+    bc_syncthreads();
     const uint32_t wg = tid / 128u;
     if (wg == 0) {
         bc_setmaxnreg_dec(SM90_PRODUCER_REGS);
         if (tid == 0)
-            sm90_producer(tmap_a, tmap_b, sc, base, bars, rank, cl);
+            sm90_producer(tmap_a, tmap_b, sc, base, bars);
     } else {
         bc_setmaxnreg_inc(SM90_CONSUMER_REGS);
-        sm90_consumer(sc, e, ws, base, bars, wg - 1u, rank, cl, f16, out_t);
+        sm90_consumer(sc, e, ws, base, bars, wg - 1u, f16, out_t);
     }
-    /* no CTA may leave while its partner can still multicast into its shared
-     * memory or arrive on its barriers */
-    if (cl > 1)
-        bc_cluster_sync_divergent();
 }
 
-/* One kernel per (cluster size, input type, output type). The parameter is
+/* One kernel per (input type, output type). The parameter is
  * only ever read field by field, and the tensor maps by their
  * parameter-space address, so it never leaves parameter space. */
-#define BC_SM90_KERNEL(name, cl, f16, out_t)                                                       \
+#define BC_SM90_KERNEL(name, f16, out_t)                                                       \
     BC_KERNEL void name(bc_gemm_params p)                                                          \
     {                                                                                              \
         sm90_sched sc = {p.tiles_m, p.tiles_n, p.k_blocks, p.group_m, p.split_k, p.kb_per_split};  \
         bc_epi e = {p.d, p.c, p.bias, p.m, p.n, p.ldd, p.ldc, p.alpha, p.beta, p.flags};           \
         sm90_gemm(bc_param_addr(#name "_param_0", 0), bc_param_addr(#name "_param_0", 128), &sc, &e, \
-                  p.ws, cl, f16, out_t);                                                           \
+                  p.ws, f16, out_t);                                                               \
     }
 
-BC_SM90_KERNEL(bc_gemm_sm90_bf16_bf16, 1, 0, BC_OUT_BF16)
-BC_SM90_KERNEL(bc_gemm_sm90_bf16_f16, 1, 0, BC_OUT_F16)
-BC_SM90_KERNEL(bc_gemm_sm90_bf16_f32, 1, 0, BC_OUT_F32)
-BC_SM90_KERNEL(bc_gemm_sm90_f16_bf16, 1, 1, BC_OUT_BF16)
-BC_SM90_KERNEL(bc_gemm_sm90_f16_f16, 1, 1, BC_OUT_F16)
-BC_SM90_KERNEL(bc_gemm_sm90_f16_f32, 1, 1, BC_OUT_F32)
-BC_SM90_KERNEL(bc_gemm_sm90c2_bf16_bf16, 2, 0, BC_OUT_BF16)
-BC_SM90_KERNEL(bc_gemm_sm90c2_bf16_f16, 2, 0, BC_OUT_F16)
-BC_SM90_KERNEL(bc_gemm_sm90c2_bf16_f32, 2, 0, BC_OUT_F32)
-BC_SM90_KERNEL(bc_gemm_sm90c2_f16_bf16, 2, 1, BC_OUT_BF16)
-BC_SM90_KERNEL(bc_gemm_sm90c2_f16_f16, 2, 1, BC_OUT_F16)
-BC_SM90_KERNEL(bc_gemm_sm90c2_f16_f32, 2, 1, BC_OUT_F32)
+BC_SM90_KERNEL(bc_gemm_sm90_bf16_bf16, 0, BC_OUT_BF16)
+BC_SM90_KERNEL(bc_gemm_sm90_bf16_f16, 0, BC_OUT_F16)
+BC_SM90_KERNEL(bc_gemm_sm90_bf16_f32, 0, BC_OUT_F32)
+BC_SM90_KERNEL(bc_gemm_sm90_f16_bf16, 1, BC_OUT_BF16)
+BC_SM90_KERNEL(bc_gemm_sm90_f16_f16, 1, BC_OUT_F16)
+BC_SM90_KERNEL(bc_gemm_sm90_f16_f32, 1, BC_OUT_F32)

@@ -10,6 +10,7 @@
 #include "epilogue.h"
 #include "gemm_abi.h"
 #include "ptx/atomic.h"
+#include "ptx/fence.h"
 
 /* Partial of split s: fp32 [M][N], densely packed. */
 BC_DEVICE uint64_t bc_splitk_partial(uint64_t ws, uint32_t s, uint32_t m, uint32_t n)
@@ -52,25 +53,49 @@ BC_DEVICE void bc_grid_barrier(uint64_t ws, uint32_t nctas)
     }
 }
 
-BC_DEVICE float bc_ld_cg_f32(const float *p)
+typedef struct bc_f32x4 {
+    float x, y, z, w;
+} __attribute__((aligned(16))) bc_f32x4;
+
+/* Finishes element idx of D (row-major index into M x N) from its sum. */
+BC_DEVICE void bc_splitk_finish(const bc_epi *e, uint64_t idx, float acc, int out_t)
 {
-    float v;
-    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
-    return v;
+    const uint32_t row = (uint32_t)(idx / e->n), col = (uint32_t)(idx % e->n);
+    bc_epi_store_one(e, (uint64_t)row * e->ldd + col, bc_epi_apply(e, acc, row, col, out_t), out_t);
 }
 
-/* Worker w of `nworkers` reduces elements w, w + nworkers, ... of D. */
+/* Worker w of `nworkers` reduces groups of 4 consecutive elements of D
+ * (partials are written before the grid barrier, whose acquire orders these
+ * plain loads after them; no SM read these lines earlier in the launch). The
+ * split loop is unrolled so several 16-byte loads are in flight. */
 BC_DEVICE void bc_splitk_reduce(const bc_epi *e, uint64_t ws, uint32_t splits, uint32_t w, uint32_t nworkers,
                                 int out_t)
 {
     const uint64_t mn = (uint64_t)e->m * e->n;
+    const uint64_t quads = mn / 4; /* partials are 16-byte aligned when mn % 4 == 0 */
     const float *part = (const float *)(ws + BC_SPLITK_PARTIALS_OFF);
+    if (mn % 4 == 0) {
+        const bc_f32x4 *p4 = (const bc_f32x4 *)part;
+        for (uint64_t q = w; q < quads; q += nworkers) {
+            bc_f32x4 acc = p4[q];
+#pragma unroll 4
+            for (uint32_t s = 1; s < splits; s++) {
+                bc_f32x4 v = p4[s * quads + q];
+                acc.x += v.x, acc.y += v.y, acc.z += v.z, acc.w += v.w;
+            }
+            bc_splitk_finish(e, 4 * q, acc.x, out_t);
+            bc_splitk_finish(e, 4 * q + 1, acc.y, out_t);
+            bc_splitk_finish(e, 4 * q + 2, acc.z, out_t);
+            bc_splitk_finish(e, 4 * q + 3, acc.w, out_t);
+        }
+        return;
+    }
     for (uint64_t idx = w; idx < mn; idx += nworkers) {
-        float acc = bc_ld_cg_f32(part + idx);
+        float acc = part[idx];
+#pragma unroll 4
         for (uint32_t s = 1; s < splits; s++)
-            acc += bc_ld_cg_f32(part + s * mn + idx);
-        const uint32_t row = (uint32_t)(idx / e->n), col = (uint32_t)(idx % e->n);
-        bc_epi_store_one(e, (uint64_t)row * e->ldd + col, bc_epi_apply(e, acc, row, col, out_t), out_t);
+            acc += part[s * mn + idx];
+        bc_splitk_finish(e, idx, acc, out_t);
     }
 }
 

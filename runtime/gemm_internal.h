@@ -13,7 +13,6 @@ typedef struct bc__gemm_config {
     uint32_t bm, bn, bk;     /* CTA tile */
     uint32_t threads;
     uint32_t smem_bytes;
-    uint32_t cluster_m;      /* CTAs per cluster along M (1 = no cluster) */
     bc__kernel_id kernel[2][3]; /* [ab_type][d_type] */
 } bc__gemm_config;
 
@@ -24,7 +23,7 @@ struct bc_gemm_plan {
     const bc__gemm_config *config;
     CUfunction fn;
     CUlaunchConfig launch; /* hStream filled per launch */
-    CUlaunchAttribute attrs[2]; /* cluster dimension, cooperative */
+    CUlaunchAttribute attrs[1]; /* cooperative, for split-K */
     bc_devptr workspace;        /* split-K partials + grid barrier, 0 when split_k == 1 */
     void *args[1];         /* = { &params } */
     bc_gemm_params params; /* the packed kernel parameter, tensor maps inside */

@@ -19,25 +19,8 @@ static const bc__gemm_config sm90_config = {
     .bk = BC_SM90_BK,
     .threads = BC_SM90_THREADS,
     .smem_bytes = BC_SM90_SMEM_BYTES,
-    .cluster_m = 1,
     .kernel = {{BC_K_GEMM_SM90_BF16_BF16, BC_K_GEMM_SM90_BF16_F16, BC_K_GEMM_SM90_BF16_F32},
                {BC_K_GEMM_SM90_F16_BF16, BC_K_GEMM_SM90_F16_F16, BC_K_GEMM_SM90_F16_F32}},
-};
-
-/* sm_90a, 2x1 cluster: CTA pairs along M share B through TMA multicast.
- * Measured no faster than sm90_config on H100 (docs/perf-notes.md), so the
- * rule never picks it; it is built for explicit requests and experiments. */
-static const bc__gemm_config sm90c2_config = {
-    .name = "sm90_128x256x64_ws_s4_c2",
-    .family = 9,
-    .bm = BC_SM90_BM,
-    .bn = BC_SM90_BN,
-    .bk = BC_SM90_BK,
-    .threads = BC_SM90_THREADS,
-    .smem_bytes = BC_SM90_SMEM_BYTES,
-    .cluster_m = 2,
-    .kernel = {{BC_K_GEMM_SM90C2_BF16_BF16, BC_K_GEMM_SM90C2_BF16_F16, BC_K_GEMM_SM90C2_BF16_F32},
-               {BC_K_GEMM_SM90C2_F16_BF16, BC_K_GEMM_SM90C2_F16_F16, BC_K_GEMM_SM90C2_F16_F32}},
 };
 
 /* Blackwell images (sm_100a/100f/103a/110a): tcgen05, accumulator in TMEM.
@@ -50,7 +33,6 @@ static const bc__gemm_config sm100_config = {
     .bk = BC_SM100_BK,
     .threads = BC_SM100_THREADS,
     .smem_bytes = BC_SM100_SMEM_BYTES,
-    .cluster_m = 1,
     .kernel = {{BC_K_GEMM_SM100_BF16_BF16, BC_K_GEMM_SM100_BF16_F16, BC_K_GEMM_SM100_BF16_F32},
                {BC_K_GEMM_SM100_F16_BF16, BC_K_GEMM_SM100_F16_F16, BC_K_GEMM_SM100_F16_F32}},
 };
@@ -145,7 +127,7 @@ static bc_status check_layout(bc_gemm_desc *d)
     return st;
 }
 
-static const bc__gemm_config *const all_configs[] = {&sm90_config, &sm90c2_config, &sm100_config};
+static const bc__gemm_config *const all_configs[] = {&sm90_config, &sm100_config};
 
 /* The documented configuration rule (README, "GEMM configurations"), or the
  * caller's explicit choice. */
@@ -181,50 +163,14 @@ static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, cons
     return BC_OK;
 }
 
-/* How many clusters of this configuration the device runs at once: the SM
- * count for single CTAs; for clusters, the driver's occupancy answer (a
- * cluster must fit in one GPC, so pairs can leave SMs over). */
-static bc_status max_resident_clusters(const bc_device *dev, const bc__gemm_config *c, CUfunction fn,
-                                       uint32_t *out)
-{
-    if (c->cluster_m == 1) {
-        *out = (uint32_t)dev->info.sm_count;
-        return BC_OK;
-    }
-    CUlaunchAttribute attr;
-    memset(&attr, 0, sizeof attr);
-    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = c->cluster_m;
-    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
-    CUlaunchConfig lc;
-    memset(&lc, 0, sizeof lc);
-    lc.gridDimX = c->cluster_m * (uint32_t)dev->info.sm_count;
-    lc.gridDimY = lc.gridDimZ = 1;
-    lc.blockDimX = c->threads;
-    lc.blockDimY = lc.blockDimZ = 1;
-    lc.sharedMemBytes = c->smem_bytes;
-    lc.attrs = &attr;
-    lc.numAttrs = 1;
-    int n = 0;
-    bc_status st = BC_CU(cuOccupancyMaxActiveClusters, &n, fn, &lc);
-    if (st)
-        return st;
-    if (n < 1)
-        return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "cuOccupancyMaxActiveClusters",
-                       "%s: the device cannot hold one cluster of %u CTAs", c->name, c->cluster_m);
-    *out = (uint32_t)n;
-    return BC_OK;
-}
-
 static bc_status encode_maps(bc_gemm_params *p, const bc_gemm_desc *d, const bc__gemm_config *c)
 {
     bc_status st = bc__tmap_encode_sw128(p->tmap_a, "A", d->ab_type, d->a, (uint64_t)d->k, (uint64_t)d->m,
                                          (uint64_t)d->lda * 2, c->bk, c->bm);
     if (st)
         return st;
-    /* in a cluster each CTA loads (and multicasts) its share of B's rows */
     return bc__tmap_encode_sw128(p->tmap_b, "B", d->ab_type, d->b, (uint64_t)d->k, (uint64_t)d->n,
-                                 (uint64_t)d->ldb * 2, c->bk, c->bn / c->cluster_m);
+                                 (uint64_t)d->ldb * 2, c->bk, c->bn);
 }
 
 /* The shape-dependent kernel parameters (everything but the tensor maps). */
@@ -261,7 +207,7 @@ static void choose_split(bc_gemm_plan *pl, uint32_t sm_count)
 {
     bc_gemm_params *p = &pl->params;
     const uint32_t tiles = p->tiles_m * p->tiles_n;
-    if (pl->config->family != 9 || pl->config->cluster_m != 1 || 2 * tiles > sm_count)
+    if (pl->config->family != 9 || 2 * tiles > sm_count)
         return;
     uint32_t s = sm_count / tiles;
     if (s > p->k_blocks)
@@ -299,15 +245,15 @@ static bc_status alloc_workspace(bc_gemm_plan *pl)
     return BC_OK;
 }
 
-/* Persistent grid: one cluster per work unit up to the number of clusters
- * the device holds at once (max_clusters, from the occupancy query). A
- * split-K launch is cooperative: its grid barrier needs every CTA resident. */
-static void fill_launch(bc_gemm_plan *pl, uint32_t max_clusters)
+/* Persistent grid: one CTA per work unit, at most one per SM (the kernels'
+ * shared memory allows one CTA per SM). A split-K launch is cooperative: its
+ * grid barrier needs every CTA resident. */
+static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
 {
     const bc__gemm_config *c = pl->config;
     const bc_gemm_params *p = &pl->params;
-    const uint32_t units = (p->tiles_m + c->cluster_m - 1) / c->cluster_m * p->tiles_n * p->split_k;
-    const uint32_t grid = (units < max_clusters ? units : max_clusters) * c->cluster_m;
+    const uint32_t units = p->tiles_m * p->tiles_n * p->split_k;
+    const uint32_t grid = units < sm_count ? units : sm_count;
     CUlaunchConfig *lc = &pl->launch;
     memset(lc, 0, sizeof *lc);
     lc->gridDimX = grid;
@@ -316,13 +262,6 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t max_clusters)
     lc->blockDimY = lc->blockDimZ = 1;
     lc->sharedMemBytes = c->smem_bytes;
     lc->attrs = pl->attrs;
-    if (c->cluster_m > 1) {
-        CUlaunchAttribute *a = &pl->attrs[lc->numAttrs++];
-        a->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        a->value.clusterDim.x = c->cluster_m;
-        a->value.clusterDim.y = 1;
-        a->value.clusterDim.z = 1;
-    }
     if (p->split_k > 1) {
         CUlaunchAttribute *a = &pl->attrs[lc->numAttrs++];
         a->id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
@@ -338,11 +277,10 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t max_clusters)
     in->tile_k = c->bk;
     in->grid_x = grid;
     in->block_x = c->threads;
-    in->cluster_x = c->cluster_m;
+    in->cluster_x = 1;
     in->smem_bytes = c->smem_bytes;
     in->tiles = p->tiles_m * p->tiles_n;
     in->split_k = p->split_k;
-    in->resident_clusters = max_clusters;
 }
 
 bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_plan **out_plan)
@@ -373,16 +311,12 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     st = encode_maps(&pl->params, &d, c);
     if (st)
         goto fail_free;
-    uint32_t max_clusters = 0;
-    st = max_resident_clusters(dev, c, fn, &max_clusters);
-    if (st)
-        goto fail_free;
     fill_params(pl);
     choose_split(pl, (uint32_t)dev->info.sm_count);
     st = alloc_workspace(pl);
     if (st)
         goto fail_free;
-    fill_launch(pl, max_clusters);
+    fill_launch(pl, (uint32_t)dev->info.sm_count);
     bc__list_push(&dev->plans, &pl->link);
     *out_plan = pl;
     return BC_OK;

@@ -74,11 +74,16 @@ static bc_status upload(bc_device *dev, buffers *bf)
 /* D[r][c] = sum_k a*b / 16 exactly; compared as floats, bit for bit. */
 static bc_status verify(const float *d)
 {
+    int8_t ia[M * K], ib[N * K]; /* 13 KiB of stack */
+    for (uint32_t i = 0; i < M * K; i++)
+        ia[i] = (int8_t)value(0, i);
+    for (uint32_t i = 0; i < N * K; i++)
+        ib[i] = (int8_t)value(1, i);
     for (int r = 0; r < M; r++)
         for (int c = 0; c < N; c++) {
             int sum = 0;
             for (int k = 0; k < K; k++)
-                sum += value(0, (uint32_t)(r * K + k)) * value(1, (uint32_t)(c * K + k));
+                sum += ia[r * K + k] * ib[c * K + k];
             float want = (float)sum / 16.0f;
             if (memcmp(&want, &d[r * N + c], sizeof want) != 0)
                 return BC_FAIL(BC_ERR_VERIFY_FAILED, "bc_selftest_gemm",

@@ -24,10 +24,6 @@ BC_DEVICE void bc_st_relaxed_gpu(uint64_t addr, uint32_t v)
     asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(addr), "r"(v) : "memory");
 }
 
-/* Orders all prior memory accesses of this thread (and, cumulatively, those
- * it observed through a CTA barrier) before later ones, GPU-wide. */
-BC_DEVICE void bc_fence_acq_rel_gpu(void) { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
-
 BC_DEVICE void bc_nanosleep(uint32_t ns) { asm volatile("nanosleep.u32 %0;" ::"r"(ns)); }
 
 #endif

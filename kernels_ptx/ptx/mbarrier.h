@@ -25,18 +25,6 @@ BC_DEVICE void bc_mbar_arrive(uint32_t bar)
     asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
 
-/* Arrive on the barrier at the same offset in CTA `cta` of the cluster, with
- * the default (.release.cta) semantics, as CUTLASS's ClusterBarrier does: it
- * orders this thread's completed wgmma reads before the remote producer's
- * next TMA write. (.release.cluster measured 2x slower end to end.) */
-BC_DEVICE void bc_mbar_arrive_cluster(uint32_t bar, uint32_t cta)
-{
-    asm volatile("{\n\t.reg .b32 remote;\n\t"
-                 "mapa.shared::cluster.u32 remote, %0, %1;\n\t"
-                 "mbarrier.arrive.shared::cluster.b64 _, [remote];\n\t}"
-                 ::"r"(bar), "r"(cta) : "memory");
-}
-
 /* expect-tx(bytes) then arrive(1). */
 BC_DEVICE void bc_mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes)
 {
@@ -55,26 +43,9 @@ BC_DEVICE uint32_t bc_mbar_try_wait(uint32_t bar, uint32_t parity)
     return done;
 }
 
-/* Same with cluster-scope acquire (barriers that remote CTAs arrive on). */
-BC_DEVICE uint32_t bc_mbar_try_wait_cluster(uint32_t bar, uint32_t parity)
-{
-    uint32_t done;
-    asm volatile("{\n\t.reg .pred p;\n\t"
-                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
-                 "selp.u32 %0, 1, 0, p;\n\t}"
-                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-    return done;
-}
-
 BC_DEVICE void bc_mbar_wait(uint32_t bar, uint32_t parity)
 {
     while (!bc_mbar_try_wait(bar, parity)) {
-    }
-}
-
-BC_DEVICE void bc_mbar_wait_cluster(uint32_t bar, uint32_t parity)
-{
-    while (!bc_mbar_try_wait_cluster(bar, parity)) {
     }
 }
 

@@ -12,34 +12,6 @@ BC_DEVICE uint32_t bc_ntid_x(void) { return __nvvm_read_ptx_sreg_ntid_x(); }
 BC_DEVICE uint32_t bc_ctaid_x(void) { return __nvvm_read_ptx_sreg_ctaid_x(); }
 BC_DEVICE uint32_t bc_nctaid_x(void) { return __nvvm_read_ptx_sreg_nctaid_x(); }
 
-BC_DEVICE uint32_t bc_lane_id(void)
-{
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
-    return r;
-}
-
-BC_DEVICE uint32_t bc_cluster_ctarank(void)
-{
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
-
-BC_DEVICE uint32_t bc_clusterid_x(void)
-{
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
-    return r;
-}
-
-BC_DEVICE uint32_t bc_nclusterid_x(void)
-{
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
-    return r;
-}
-
 BC_DEVICE uint64_t bc_globaltimer_ns(void)
 {
     uint64_t r;

@@ -30,31 +30,4 @@ BC_DEVICE void bc_tma_load_2d(uint32_t dst, uint64_t tmap, int32_t c0, int32_t c
                  ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
 
-/* Same, multicast to every CTA of the cluster whose bit is set in `mask`
- * (bit i = %cluster_ctarank i); data and complete_tx land at the same
- * shared offsets in each. */
-BC_DEVICE void bc_tma_load_2d_multicast(uint32_t dst, uint64_t tmap, int32_t c0, int32_t c1,
-                                        uint32_t bar, uint16_t mask)
-{
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-                 ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
-                 ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar), "h"(mask) : "memory");
-}
-
-/* 2-D tile store shared -> global (bulk group). Out-of-bounds parts of the
- * box are not written. Coordinates must be non-negative. */
-BC_DEVICE void bc_tma_store_2d(uint64_t tmap, int32_t c0, int32_t c1, uint32_t src)
-{
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
-                 ::"l"(tmap), "r"(c0), "r"(c1), "r"(src) : "memory");
-}
-
-BC_DEVICE void bc_tma_store_commit(void) { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
-
-/* Waits until at most N committed store groups still read shared memory. */
-#define bc_tma_store_wait_read(N) asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory")
-
-/* Waits until at most N committed store groups are incomplete (writes done). */
-#define bc_tma_store_wait(N) asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory")
-
 #endif

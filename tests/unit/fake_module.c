@@ -328,26 +328,6 @@ CUresult fake__copy_params(void **params, void **extra, unsigned char *dst, size
     return n ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 
-/* Models one CTA per SM (the GEMM kernels' shared memory): SM count divided
- * by the cluster size from the config's attributes. */
-static CUresult fake_cuOccupancyMaxActiveClusters(int *n, CUfunction h, const CUlaunchConfig *cfg)
-{
-    FAKE_ENTER(cuOccupancyMaxActiveClusters);
-    if (n == NULL || cfg == NULL || (cfg->numAttrs && cfg->attrs == NULL))
-        FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
-    struct CUfunc_st *f = fake__find_func(h);
-    if (f == NULL)
-        FAKE_RETURN(CUDA_ERROR_INVALID_HANDLE);
-    unsigned cluster = 1;
-    for (unsigned i = 0; i < cfg->numAttrs; i++)
-        if (cfg->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
-            cluster = cfg->attrs[i].value.clusterDim.x;
-    if (cluster == 0)
-        FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
-    *n = fake__s.dev[f->mod->ctx->device].cfg.sm_count / (int)cluster;
-    FAKE_RETURN(CUDA_SUCCESS);
-}
-
 static CUresult fake_cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction h, void **params,
                                       void **extra)
 {
@@ -566,7 +546,6 @@ void fake__fill_module(bc__driver *t)
     t->cuFuncSetAttribute = fake_cuFuncSetAttribute;
     t->cuFuncGetAttribute = fake_cuFuncGetAttribute;
     t->cuLaunchKernelEx = fake_cuLaunchKernelEx;
-    t->cuOccupancyMaxActiveClusters = fake_cuOccupancyMaxActiveClusters;
     t->cuTensorMapEncodeTiled = fake_cuTensorMapEncodeTiled;
     t->cuTensorMapReplaceAddress = fake_cuTensorMapReplaceAddress;
 }

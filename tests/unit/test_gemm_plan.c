@@ -277,14 +277,6 @@ static void test_packed_launch_sm90(void **state)
     assert_int_equal(p.split_k, 16), assert_int_equal(p.kb_per_split, 4);
     assert_int_equal(l->grid[0], 64);
 
-    /* the 2x1 cluster configuration on request: even grid, half-height B box */
-    d = base_desc(&e, 1000, 1000, 1000);
-    d.config = "sm90_128x256x64_ws_s4_c2";
-    p = launch_and_decode(&e, &d, &l);
-    assert_string_equal(l->kernel, "bc_gemm_sm90c2_bf16_bf16");
-    assert_int_equal(l->cluster[0], 2);
-    assert_int_equal(l->grid[0], 32); /* 4 unit rows x 4 tile columns, 2 CTAs each */
-    check_map(p.tmap_b, e.b, 1000, 1000, 2000, 64, 128, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
     env_close(&e);
 }
 

@@ -233,6 +233,10 @@ static bc_status open_device(int ordinal, boot_run *r, bc_device **out_dev)
     bc_device_config cfg;
     bc_device_config_default(&cfg);
     cfg.ordinal = ordinal;
+    /* the boot checks need well under 1 MiB: small arenas keep the pinned
+     * host allocation (the slow part of opening) out of the boot budget */
+    cfg.device_arena_bytes = 8u << 20;
+    cfg.host_arena_bytes = 1u << 20;
     bc_device *dev = NULL;
     bc_status st = bc_device_open(&cfg, &dev);
     if (st) {

@@ -226,10 +226,10 @@ int bc_cmd_gemm(int argc, char **argv)
                pi.config, (unsigned long long)seed, (long long)rows, rel, err.max_abs, err.bad, err.nonfinite,
                ok ? "true" : "false", us, tflops);
     else
-        printf("gemm %lldx%lldx%lld %s->%s [%s, grid %u, %u resident clusters]: seed 0x%llx, %lld rows checked, rel frobenius "
+        printf("gemm %lldx%lldx%lld %s->%s [%s, grid %u, split-K %u]: seed 0x%llx, %lld rows checked, rel frobenius "
                "%.3e (bound %.0e), max abs %.3e, %zu out of tolerance, %zu unwritten: %s; %.2f us, %.1f TFLOP/s\n",
                (long long)d->m, (long long)d->n, (long long)d->k, dtype_name(d->ab_type), dtype_name(d->d_type),
-               pi.config, pi.grid_x, pi.resident_clusters, (unsigned long long)seed, (long long)rows, rel, bc_ref_bound(d->d_type),
+               pi.config, pi.grid_x, pi.split_k, (unsigned long long)seed, (long long)rows, rel, bc_ref_bound(d->d_type),
                err.max_abs, err.bad, err.nonfinite, ok ? "PASS" : "FAIL", us, tflops);
     if (o.tile_report)
         tile_report(&o, &h);

@@ -85,8 +85,7 @@ typedef struct bc_gemm_plan_info {
     uint32_t grid_x, block_x, cluster_x;
     uint32_t smem_bytes;
     uint32_t tiles;          /* output tiles */
-    uint32_t split_k;        /* 1 unless the config splits K (fixed reduction order) */
-    uint32_t resident_clusters; /* clusters the device holds at once (occupancy query) */
+    uint32_t split_k;        /* 1 unless the plan splits K (fixed reduction order) */
 } bc_gemm_plan_info;
 
 /* Contract: describes the chosen configuration; no driver call. */
