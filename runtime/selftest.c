@@ -134,3 +134,20 @@ release_device_block:
 fail:
     return st;
 }
+
+bc_status bc_selftest_empty_launch(bc_stream *s)
+{
+    if (s == NULL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_selftest_empty_launch", "stream is NULL");
+    CUfunction fn = s->dev->image.fn[BC_K_SMOKE];
+    if (fn == NULL)
+        return BC_FAIL(BC_ERR_MISSING_KERNEL, "bc_selftest_empty_launch", "kernels are not loaded");
+    bc_smoke_params p = {0, 0, 0};
+    CUlaunchConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDimX = cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = 32, cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.hStream = s->handle;
+    void *args[1] = {&p};
+    return BC_CU(cuLaunchKernelEx, &cfg, fn, args, NULL);
+}

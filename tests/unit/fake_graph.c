@@ -234,14 +234,15 @@ static CUresult fake_cuGraphExecKernelNodeSetParams(CUgraphExec e, CUgraphNode h
     if (p == NULL || n == NULL || n->graph->id != e->graph_id || n->index >= e->n ||
         e->types[n->index] != NODE_KERNEL)
         FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
-    if (fake__find_func(p->func) == NULL)
+    struct CUfunc_st *f = fake__find_func(p->func);
+    if (f == NULL)
         FAKE_RETURN(CUDA_ERROR_INVALID_HANDLE);
     if (!p->gridDimX || !p->gridDimY || !p->gridDimZ || !p->blockDimX || !p->blockDimY ||
         !p->blockDimZ)
         FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
     fake_kernel_node k;
     memset(&k, 0, sizeof k);
-    CUresult r = fake__copy_params(p->kernelParams, p->extra, k.params, &k.param_bytes);
+    CUresult r = fake__copy_params(f->name, p->kernelParams, p->extra, k.params, &k.param_bytes);
     if (r != CUDA_SUCCESS)
         FAKE_RETURN(r);
     k.func = p->func;

@@ -213,7 +213,7 @@ struct CUfunc_st *fake__find_func(const void *h);
 
 /* Copies a launch's first parameter (fake_set_param_size bytes) from
  * kernelParams[0], or the CU_LAUNCH_PARAM_BUFFER_POINTER of `extra`. */
-CUresult fake__copy_params(void **params, void **extra, unsigned char *dst, size_t *out_n);
+CUresult fake__copy_params(const char *kernel, void **params, void **extra, unsigned char *dst, size_t *out_n);
 
 void fake__free_all_mem(void);
 void fake__free_all_modules(void);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fake_internal.h"
+#include "gemm_abi.h"
 
 /* --------------------------------------------------------------- images */
 
@@ -294,11 +295,23 @@ const fake_module_record *fake_last_module(void) { return &fake__s.module; }
 
 /* --------------------------------------------------------------- launch */
 
-/* Copies the first parameter's bytes (fake_set_param_size) from
- * kernelParams, or from a CU_LAUNCH_PARAM_BUFFER_POINTER in `extra`. */
-CUresult fake__copy_params(void **params, void **extra, unsigned char *dst, size_t *out_n)
+/* The parameter size the real driver reads from a kernel's metadata, for
+ * barecuda's kernels whose parameter is smaller than the configured copy. */
+static size_t kernel_param_size(const char *name)
+{
+    if (name != NULL && (strcmp(name, "bc_smoke_checksum") == 0 || strcmp(name, "bc_test_spin") == 0))
+        return sizeof(bc_smoke_params) > sizeof(bc_spin_params) ? sizeof(bc_smoke_params) : sizeof(bc_spin_params);
+    return (size_t)-1;
+}
+
+/* Copies the first parameter's bytes (fake_set_param_size, capped at the
+ * kernel's own parameter size) from kernelParams, or from a
+ * CU_LAUNCH_PARAM_BUFFER_POINTER in `extra`. */
+CUresult fake__copy_params(const char *kernel, void **params, void **extra, unsigned char *dst, size_t *out_n)
 {
     size_t n = fake__s.param_size;
+    if (n > kernel_param_size(kernel))
+        n = kernel_param_size(kernel);
     *out_n = 0;
     if (params != NULL) {
         if (n == 0)
@@ -369,7 +382,7 @@ static CUresult fake_cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction h, v
             FAKE_RETURN(CUDA_ERROR_INVALID_CLUSTER_SIZE);
     }
     fake_launch *L = &fake__s.launch;
-    r = fake__copy_params(params, extra, L->params, &L->param_bytes);
+    r = fake__copy_params(f->name, params, extra, L->params, &L->param_bytes);
     if (r != CUDA_SUCCESS)
         FAKE_RETURN(r);
     L->func = f;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_util.h"
 #include "ref.h"
 
 typedef struct gemm_opts {
@@ -18,21 +19,6 @@ typedef struct gemm_opts {
     int json;
     int tile_report; /* per 128x256 output tile: elements checked / bad / exactly zero */
 } gemm_opts;
-
-static int parse_dtype(const char *s, bc_dtype *out)
-{
-    if (!strcmp(s, "bf16"))
-        *out = BC_DTYPE_BF16;
-    else if (!strcmp(s, "f16") || !strcmp(s, "fp16"))
-        *out = BC_DTYPE_F16;
-    else if (!strcmp(s, "f32") || !strcmp(s, "fp32"))
-        *out = BC_DTYPE_F32;
-    else
-        return -1;
-    return 0;
-}
-
-static const char *dtype_name(bc_dtype t) { return t == BC_DTYPE_BF16 ? "bf16" : t == BC_DTYPE_F16 ? "f16" : "f32"; }
 
 static void usage(FILE *f)
 {
@@ -62,8 +48,8 @@ static int parse(int argc, char **argv, gemm_opts *o)
         case 'm': o->d.m = atoll(optarg); break;
         case 'n': o->d.n = atoll(optarg); break;
         case 'k': o->d.k = atoll(optarg); break;
-        case 't': if (parse_dtype(optarg, &o->d.ab_type)) return -1; break;
-        case 'o': if (parse_dtype(optarg, &o->d.d_type)) return -1; break;
+        case 't': if (bc_cli_parse_dtype(optarg, &o->d.ab_type)) return -1; break;
+        case 'o': if (bc_cli_parse_dtype(optarg, &o->d.d_type)) return -1; break;
         case 'a': o->d.alpha = strtof(optarg, NULL); break;
         case 'b': o->d.beta = strtof(optarg, NULL); break;
         case 'B': o->bias = 1; break;
@@ -222,13 +208,13 @@ int bc_cmd_gemm(int argc, char **argv)
         printf("{\"m\":%lld,\"n\":%lld,\"k\":%lld,\"dtype\":\"%s\",\"out\":\"%s\",\"config\":\"%s\","
                "\"seed\":\"0x%llx\",\"rows_checked\":%lld,\"rel_frobenius\":%.3e,\"max_abs\":%.3e,"
                "\"bad\":%zu,\"unwritten\":%zu,\"pass\":%s,\"us\":%.3f,\"tflops\":%.1f}\n",
-               (long long)d->m, (long long)d->n, (long long)d->k, dtype_name(d->ab_type), dtype_name(d->d_type),
+               (long long)d->m, (long long)d->n, (long long)d->k, bc_cli_dtype_name(d->ab_type), bc_cli_dtype_name(d->d_type),
                pi.config, (unsigned long long)seed, (long long)rows, rel, err.max_abs, err.bad, err.nonfinite,
                ok ? "true" : "false", us, tflops);
     else
         printf("gemm %lldx%lldx%lld %s->%s [%s, grid %u, split-K %u]: seed 0x%llx, %lld rows checked, rel frobenius "
                "%.3e (bound %.0e), max abs %.3e, %zu out of tolerance, %zu unwritten: %s; %.2f us, %.1f TFLOP/s\n",
-               (long long)d->m, (long long)d->n, (long long)d->k, dtype_name(d->ab_type), dtype_name(d->d_type),
+               (long long)d->m, (long long)d->n, (long long)d->k, bc_cli_dtype_name(d->ab_type), bc_cli_dtype_name(d->d_type),
                pi.config, pi.grid_x, pi.split_k, (unsigned long long)seed, (long long)rows, rel, bc_ref_bound(d->d_type),
                err.max_abs, err.bad, err.nonfinite, ok ? "PASS" : "FAIL", us, tflops);
     if (o.tile_report)

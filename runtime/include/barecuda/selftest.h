@@ -49,6 +49,12 @@ typedef struct bc_smoke_report {
  * kernel may still write to it: close the device). */
 bc_status bc_selftest_smoke(bc_device *dev, bc_stream *stream, bc_smoke_report *out_report);
 
+/* Contract: queues the smoke kernel over zero elements on `stream` with one
+ * cuLaunchKernelEx (grid 1, block 32): a launch that does no work, the floor
+ * against which launch-path costs are measured (barecuda latency). Needs the
+ * kernels loaded (BC_ERR_MISSING_KERNEL otherwise). */
+bc_status bc_selftest_empty_launch(bc_stream *stream);
+
 /* The known-answer GEMM: BC_GEMM_CHECK_M x _N x _K (ragged: one partial
  * tile), bf16 inputs of the form i/4 with |i| <= 4, fp32 output, so every
  * product and every partial sum is exact in fp32 and the answer, computed

@@ -1,0 +1,123 @@
+/* Test helper: makes the fake driver "run" the GEMM kernels, so the bench and
+ * latency commands can be driven end to end without a GPU. The fake records
+ * launches but executes nothing; this wraps cuLaunchKernelEx and
+ * cuGraphLaunch so that every bc_gemm_* kernel (launched directly, or as a
+ * kernel node of a launched graph) computes D = alpha * A . B^T (+ beta C)
+ * on the CPU from its packed parameters: A and B from the tensor maps' global
+ * addresses (the fake stores them in word 0), packed K-major; D at p.d with
+ * p.ldd. Optionally one element of D is written wrong (by every launch, or
+ * by graph launches only). Nothing runs while a
+ * stream captures. Call gemm_emu_install() after fake_install(). */
+#ifndef BC_TESTS_GEMM_EMU_H
+#define BC_TESTS_GEMM_EMU_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "driver.h"
+#include "fake_driver.h"
+#include "fake_internal.h"
+#include "gemm_abi.h"
+#include "ref.h"
+
+static __typeof__(((bc__driver *)0)->cuLaunchKernelEx) gemm_emu_real_launch;
+static __typeof__(((bc__driver *)0)->cuGraphLaunch) gemm_emu_real_graph_launch;
+static int64_t gemm_emu_wrong_index = -1; /* flat index of D written wrong, -1 for none */
+static int gemm_emu_wrong_in_graphs_only;  /* 1: direct launches are right, graph launches wrong */
+static uint64_t gemm_emu_runs;            /* GEMMs emulated since install */
+
+/* "bc_gemm_<cfg>_<in>_<out>" -> types; 0 if not a GEMM kernel. */
+static int gemm_emu_types(const char *name, bc_dtype *in, bc_dtype *out)
+{
+    if (name == NULL || strncmp(name, "bc_gemm_", 8) != 0)
+        return 0;
+    const char *o = strrchr(name, '_');
+    if (o == NULL || o == name)
+        return 0;
+    const char *i = o - 1;
+    while (i > name && *i != '_')
+        i--;
+    *in = strncmp(i, "_f16_", 5) == 0 ? BC_DTYPE_F16 : BC_DTYPE_BF16;
+    *out = !strcmp(o, "_f32") ? BC_DTYPE_F32 : !strcmp(o, "_f16") ? BC_DTYPE_F16 : BC_DTYPE_BF16;
+    return 1;
+}
+
+static void gemm_emu_store(void *d, bc_dtype t, size_t i, double v)
+{
+    if (t == BC_DTYPE_F32)
+        ((float *)d)[i] = (float)v;
+    else if (t == BC_DTYPE_F16)
+        ((uint16_t *)d)[i] = bc_f32_to_f16((float)v);
+    else
+        ((uint16_t *)d)[i] = bc_f32_to_bf16((float)v);
+}
+
+static void gemm_emu_run(const char *name, const void *param_bytes, int in_graph)
+{
+    bc_dtype in, out;
+    if (!gemm_emu_types(name, &in, &out) || param_bytes == NULL)
+        return;
+    bc_gemm_params p;
+    memcpy(&p, param_bytes, sizeof p);
+    if (p.tmap_a[1] != FAKE_TMAP_MAGIC || p.tmap_b[1] != FAKE_TMAP_MAGIC)
+        return;
+    const void *a = (const void *)(uintptr_t)p.tmap_a[0], *b = (const void *)(uintptr_t)p.tmap_b[0];
+    void *d = (void *)(uintptr_t)p.d;
+    for (uint32_t r = 0; r < p.m; r++)
+        for (uint32_t c = 0; c < p.n; c++) {
+            double s = 0.0;
+            for (uint32_t k = 0; k < p.k; k++)
+                s += bc_ref_get(a, in, (size_t)r * p.k + k) * bc_ref_get(b, in, (size_t)c * p.k + k);
+            double v = (double)p.alpha * s;
+            if ((p.flags & BC_GEMM_F_C) && p.c)
+                v += (double)p.beta * bc_ref_get((const void *)(uintptr_t)p.c, out, (size_t)r * p.ldc + c);
+            const size_t at = (size_t)r * p.ldd + c;
+            if ((int64_t)at == gemm_emu_wrong_index && (in_graph || !gemm_emu_wrong_in_graphs_only))
+                v += 1.0 + 0.5 * (v < 0 ? -v : v);
+            gemm_emu_store(d, out, at, v);
+        }
+    gemm_emu_runs++;
+}
+
+static int gemm_emu_capturing(CUstream h)
+{
+    const struct CUstream_st *s = (const struct CUstream_st *)h;
+    return s != NULL && s->capture != NULL;
+}
+
+static CUresult gemm_emu_launch(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)
+{
+    CUresult r = gemm_emu_real_launch(cfg, f, params, extra);
+    if (r == CUDA_SUCCESS && params != NULL && !gemm_emu_capturing(cfg->hStream))
+        gemm_emu_run(fake_function_name(f), params[0], 0);
+    return r;
+}
+
+static CUresult gemm_emu_graph_launch(CUgraphExec h, CUstream s)
+{
+    CUresult r = gemm_emu_real_graph_launch(h, s);
+    if (r != CUDA_SUCCESS || gemm_emu_capturing(s))
+        return r;
+    const struct CUgraphExec_st *e = (const struct CUgraphExec_st *)h;
+    for (int i = 0; i < e->n; i++)
+        if (e->types[i] == NODE_KERNEL && e->k[i].param_bytes >= sizeof(bc_gemm_params))
+            gemm_emu_run(fake_function_name(e->k[i].func), e->k[i].params, 1);
+    return r;
+}
+
+static inline void gemm_emu_install(int64_t wrong_index)
+{
+    static bc__driver table;
+    table = *fake_table();
+    gemm_emu_real_launch = table.cuLaunchKernelEx;
+    gemm_emu_real_graph_launch = table.cuGraphLaunch;
+    table.cuLaunchKernelEx = gemm_emu_launch;
+    table.cuGraphLaunch = gemm_emu_graph_launch;
+    gemm_emu_wrong_index = wrong_index;
+    gemm_emu_wrong_in_graphs_only = 0;
+    gemm_emu_runs = 0;
+    fake_set_param_size(sizeof(bc_gemm_params));
+    bc__driver_set_override(&table);
+}
+
+#endif

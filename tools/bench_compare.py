@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""barecuda vs cuBLAS, same shapes, same dtype, same GPU, same invocation.
+
+Runs `build/bin/barecuda bench --json` and `tools/bench_cublas.py --json`
+(PyTorch's cuBLAS) one after the other, both timing device time per GEMM the
+same way (anchors.md, "How to compare with cuBLAS": a CUDA graph of 50
+back-to-back GEMMs over rotating input sets, median of the replays), and
+prints one table:
+
+  shape, ours us, cuBLAS us, ours TFLOP/s, cuBLAS TFLOP/s,
+  ratio = cuBLAS time / our time (> 1: we are faster),
+  floor us = max(2MNK / PEAK_FLOPS, (A + B + D bytes) / PEAK_BW),
+  % of floor = floor / time (100% = at the floor), for us and for cuBLAS,
+  the issue-5 target ratio for the shape and whether it is met.
+
+PEAK_FLOPS defaults to 800e12 (the dense bf16 rate measured on H100 through
+PyTorch at 8192^3, ~798 TFLOP/s, anchors.md), PEAK_BW to 3.02e12 B/s (the
+measured device-to-device copy, bytes read + written). Needs only python3;
+bench_cublas.py needs torch. Exit status: 0; 31 when barecuda reports a
+shape that fails its correctness check (no time for it); 1 on any other
+failure.
+
+usage: tools/bench_compare.py [--shapes MxNxK,...] [--dtype bf16|f16] [--out bf16|f16|f32]
+                              [--replays R] [--peak-flops F] [--peak-bw B] [--barecuda PATH]
+                              [--order ours-first|cublas-first] [--json | --markdown]
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_SHAPES = ("8192x8192x8192,6144x6144x6144,4096x4096x4096,4096x4096x1024,2048x2048x2048,"
+                  "1024x1024x1024,512x4096x4096,256x4096x4096,128x2048x2048,64x1024x1024,16x4096x4096,"
+                  "4096x14336x4096,4096x4096x14336")
+BYTES = {"bf16": 2, "f16": 2, "f32": 4}
+# issue 5: ours / cuBLAS throughput (= cuBLAS time / ours) to reach, per shape; 0.90 for every other shape
+TARGETS = {(4096, 4096, 4096): 1.05, (6144, 6144, 6144): 1.00, (8192, 8192, 8192): 1.00,
+           (2048, 2048, 2048): 1.10, (4096, 4096, 1024): 1.10, (512, 4096, 4096): 1.10,
+           (256, 4096, 4096): 1.10}
+DEFAULT_TARGET = 0.90
+
+
+def parse_shapes(text):
+    shapes = []
+    for item in text.split(","):
+        dims = item.strip().split("x")
+        if len(dims) != 3 or not all(d.isdigit() and int(d) > 0 for d in dims):
+            raise argparse.ArgumentTypeError(f"bad shape '{item}' (want MxNxK)")
+        shapes.append(tuple(int(d) for d in dims))
+    if not shapes:
+        raise argparse.ArgumentTypeError("no shapes")
+    return shapes
+
+
+def run_json(cmd, what):
+    """Runs cmd; returns (exit status, the JSON object it printed or None)."""
+    print(f"# {what}: {' '.join(cmd)}", file=sys.stderr, flush=True)
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    except OSError as e:
+        print(f"bench_compare: cannot run {what}: {e}", file=sys.stderr)
+        return 127, None
+    if p.stderr.strip():
+        sys.stderr.write("".join(f"  [{what}] {line}\n" for line in p.stderr.rstrip().splitlines()))
+    obj = None
+    for line in reversed(p.stdout.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                obj = json.loads(line)
+            except ValueError as e:
+                print(f"bench_compare: {what} printed bad JSON: {e}", file=sys.stderr)
+            break
+    if obj is None:
+        print(f"bench_compare: {what} exited {p.returncode} without a JSON result", file=sys.stderr)
+        if p.stdout.strip():
+            sys.stderr.write(p.stdout[-2000:] + "\n")
+    return p.returncode, obj
+
+
+def floor_us(m, n, k, in_b, out_b, peak_flops, peak_bw):
+    flop_s = 2.0 * m * n * k / peak_flops
+    byte_s = ((m * k + n * k) * in_b + m * n * out_b) / peak_bw
+    return max(flop_s, byte_s) * 1e6, "compute" if flop_s >= byte_s else "memory"
+
+
+def build_rows(shapes, ours, cublas, args):
+    by_ours = {(r["m"], r["n"], r["k"]): r for r in (ours or {}).get("rows", [])}
+    by_cublas = {(r["m"], r["n"], r["k"]): r for r in (cublas or {}).get("rows", [])}
+    in_b, out_b = BYTES[args.dtype], BYTES[args.out]
+    rows = []
+    for (m, n, k) in shapes:
+        o, c = by_ours.get((m, n, k)), by_cublas.get((m, n, k))
+        fl, bound = floor_us(m, n, k, in_b, out_b, args.peak_flops, args.peak_bw)
+        ours_us = o["median_us"] if o and o.get("verified") else None
+        cub_us = c["median_us"] if c else None
+        target = TARGETS.get((m, n, k), DEFAULT_TARGET)
+        ratio = cub_us / ours_us if ours_us and cub_us else None
+        rows.append({
+            "m": m, "n": n, "k": k,
+            "ours_status": "missing" if o is None else ("ok" if o.get("verified") else "FAIL"),
+            "ours_us": ours_us, "cublas_us": cub_us,
+            "ours_min_us": o.get("min_us") if o else None, "ours_max_us": o.get("max_us") if o else None,
+            "cublas_min_us": c.get("min_us") if c else None, "cublas_max_us": c.get("max_us") if c else None,
+            "ours_tflops": 2.0 * m * n * k / (ours_us * 1e6) if ours_us else None,
+            "cublas_tflops": 2.0 * m * n * k / (cub_us * 1e6) if cub_us else None,
+            "ratio": ratio,
+            "floor_us": fl, "floor_bound": bound,
+            "ours_pct_floor": 100.0 * fl / ours_us if ours_us else None,
+            "cublas_pct_floor": 100.0 * fl / cub_us if cub_us else None,
+            "target": target, "met": (ratio >= target) if ratio is not None else None,
+            "config": o.get("config") if o else None, "grid": o.get("grid") if o else None,
+            "split_k": o.get("split_k") if o else None, "sets": o.get("sets") if o else None,
+        })
+    return rows
+
+
+def fmt(v, spec, missing="-"):
+    return missing if v is None else format(v, spec)
+
+
+COLUMNS = [("shape", None), ("ours us", ".2f"), ("cuBLAS us", ".2f"), ("ours TFLOP/s", ".1f"),
+           ("cuBLAS TFLOP/s", ".1f"), ("ratio", ".3f"), ("floor us", ".2f"), ("bound", None),
+           ("ours % floor", ".1f"), ("cuBLAS % floor", ".1f"), ("target", ".2f"), ("met", None),
+           ("config", None)]
+
+
+def cells(r):
+    shape = f"{r['m']}x{r['n']}x{r['k']}"
+    ours_us = fmt(r["ours_us"], ".2f", "FAIL" if r["ours_status"] == "FAIL" else "-")
+    met = "-" if r["met"] is None else ("yes" if r["met"] else "NO")
+    return [shape, ours_us, fmt(r["cublas_us"], ".2f"), fmt(r["ours_tflops"], ".1f"),
+            fmt(r["cublas_tflops"], ".1f"), fmt(r["ratio"], ".3f"), fmt(r["floor_us"], ".2f"), r["floor_bound"],
+            fmt(r["ours_pct_floor"], ".1f"), fmt(r["cublas_pct_floor"], ".1f"), fmt(r["target"], ".2f"), met,
+            r["config"] or "-"]
+
+
+def summary(rows):
+    ratios = [r["ratio"] for r in rows if r["ratio"]]
+    if not ratios:
+        return "no shape has both times (see the messages above)"
+    geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+    worst = min(rows, key=lambda r: r["ratio"] if r["ratio"] else float("inf"))
+    missed = [f"{r['m']}x{r['n']}x{r['k']}" for r in rows if r["met"] is False]
+    failed = [f"{r['m']}x{r['n']}x{r['k']}" for r in rows if r["ours_status"] != "ok"]
+    tail = f"; barecuda FAIL or missing (no time): {', '.join(failed)}" if failed else ""
+    return (f"ratio (cuBLAS time / ours; > 1 = barecuda faster): geometric mean {geo:.3f} over {len(ratios)} shapes, "
+            f"lowest {worst['ratio']:.3f} at {worst['m']}x{worst['n']}x{worst['k']}; "
+            f"issue-5 targets missed: {', '.join(missed) if missed else 'none'}{tail}")
+
+
+def print_text(rows, header):
+    table = [[c for c, _ in COLUMNS]] + [cells(r) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
+    print(header)
+    for j, row in enumerate(table):
+        print("  ".join(v.ljust(widths[i]) if i in (0, 7, 11, 12) else v.rjust(widths[i])
+                        for i, v in enumerate(row)))
+        if j == 0:
+            print("  ".join("-" * w for w in widths))
+    print(summary(rows))
+
+
+def print_markdown(rows, header):
+    print(header + "\n")
+    print("| " + " | ".join(c for c, _ in COLUMNS) + " |")
+    print("|" + "|".join("---" if i in (0, 7, 11, 12) else "---:" for i in range(len(COLUMNS))) + "|")
+    for r in rows:
+        print("| " + " | ".join(cells(r)) + " |")
+    print("\n" + summary(rows))
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shapes", type=parse_shapes, default=parse_shapes(DEFAULT_SHAPES))
+    ap.add_argument("--dtype", choices=["bf16", "f16"], default="bf16")
+    ap.add_argument("--out", choices=["bf16", "f16", "f32"], default=None, help="output type (default: --dtype)")
+    ap.add_argument("--replays", type=int, default=20, help="barecuda's replays (bench_cublas.py always uses 20)")
+    ap.add_argument("--peak-flops", type=float, default=800e12, help="FLOP/s for the floor (default 800e12)")
+    ap.add_argument("--peak-bw", type=float, default=3.02e12, help="bytes/s for the floor (default 3.02e12)")
+    ap.add_argument("--barecuda", default=os.path.join(ROOT, "build", "bin", "barecuda"))
+    ap.add_argument("--order", choices=["ours-first", "cublas-first"], default="ours-first")
+    fmt_group = ap.add_mutually_exclusive_group()
+    fmt_group.add_argument("--json", action="store_true")
+    fmt_group.add_argument("--markdown", action="store_true")
+    args = ap.parse_args(argv)
+    args.out = args.out or args.dtype
+    if args.replays < 1:
+        ap.error("--replays must be >= 1")
+    shapes_arg = ",".join(f"{m}x{n}x{k}" for (m, n, k) in args.shapes)
+    ours_cmd = [args.barecuda, "bench", "--json", "--shapes", shapes_arg, "--dtype", args.dtype, "--out", args.out,
+                "--replays", str(args.replays)]
+    cublas_cmd = [sys.executable, os.path.join(ROOT, "tools", "bench_cublas.py"), "--json", "--dtype", args.dtype,
+                  "--out", args.out] + [f"{m}x{n}x{k}" for (m, n, k) in args.shapes]
+    notes = []
+    if args.replays != 20:
+        notes.append(f"barecuda median of {args.replays} replays, cuBLAS of 20 (bench_cublas.py's fixed count)")
+    if args.out != args.dtype:
+        notes.append("cuBLAS side is torch.mm in the input type plus a copy to the output type (bench_cublas.py)")
+    runs = [("barecuda", ours_cmd), ("cublas", cublas_cmd)]
+    if args.order == "cublas-first":
+        runs.reverse()
+    results = {}
+    for what, cmd in runs:
+        results[what] = run_json(cmd, what)
+    ours_rc, ours = results["barecuda"]
+    cublas_rc, cublas = results["cublas"]
+
+    rows = build_rows(args.shapes, ours, cublas, args)
+    device = (cublas or {}).get("device") or (ours or {}).get("device") or "?"
+    header = (f"barecuda vs cuBLAS on {device} ({(ours or {}).get('image', '?')}; torch "
+              f"{(cublas or {}).get('torch', '?')}), {args.dtype} -> {args.out}, device time per GEMM: graph of 50 "
+              f"over rotating sets, median of replays; floor = max(2MNK / {args.peak_flops:.4g} FLOP/s, "
+              f"bytes / {args.peak_bw:.4g} B/s)")
+    if notes:
+        header += "\nnote: " + "; ".join(notes)
+    if ours and ours.get("error"):
+        header += f"\nbarecuda stopped early: {ours['error']}"
+    if args.json:
+        print(json.dumps({"device": device, "dtype": args.dtype, "out": args.out, "peak_flops": args.peak_flops,
+                          "peak_bw": args.peak_bw, "commands": {"barecuda": ours_cmd, "cublas": cublas_cmd},
+                          "notes": notes, "rows": rows, "summary": summary(rows),
+                          "barecuda_raw": ours, "cublas_raw": cublas}))
+    elif args.markdown:
+        print_markdown(rows, header)
+    else:
+        print_text(rows, header)
+
+    if ours is None or cublas is None or cublas_rc != 0 or ours_rc not in (0, 31):
+        return 1
+    if ours_rc == 31 or any(r["ours_status"] == "FAIL" for r in rows):
+        return 31
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,29 @@
+/* Small helpers shared by the bench and latency commands: strict option
+ * parsing, dtype names, JSON strings, failure reports that name the call. */
+#ifndef BC_TOOLS_CLI_UTIL_H
+#define BC_TOOLS_CLI_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "barecuda.h"
+
+/* "bf16", "f16"/"fp16", "f32"/"fp32" -> *out; 0 on success, -1 otherwise. */
+int bc_cli_parse_dtype(const char *s, bc_dtype *out);
+const char *bc_cli_dtype_name(bc_dtype t);
+
+/* The whole of `s` as a decimal integer in [lo, hi]; 0 on success, -1 on
+ * junk, overflow or a value outside the range (then *out is untouched). */
+int bc_cli_parse_ll(const char *s, long long lo, long long hi, long long *out);
+
+/* Writes `s` as a JSON string literal, quotes included. */
+void bc_cli_json_string(FILE *f, const char *s);
+
+/* Prints one line to stderr: "barecuda <cmd>: <call> failed: <status>:
+ * <detail> [driver call <name> -> <CUresult name>]". */
+void bc_cli_report_call(const char *cmd, const char *call, bc_status st);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t bc_cli_now_ns(void);
+
+#endif
