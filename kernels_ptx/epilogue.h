@@ -63,9 +63,10 @@ BC_DEVICE float bc_load_out(uint64_t base, uint64_t i, int out_t)
     return out_t == BC_OUT_BF16 ? bc_bf16_to_f32(h) : bc_f16_to_f32(h);
 }
 
-BC_DEVICE float bc_epi_apply(const bc_epi *e, float acc, uint32_t row, uint32_t col, int out_t)
+/* v (already alpha * acc) + beta * C + bias, then ReLU: the rest of the
+ * epilogue math for element (row, col). */
+BC_DEVICE float bc_epi_finish(const bc_epi *e, float v, uint32_t row, uint32_t col, int out_t)
 {
-    float v = e->alpha * acc;
     if (e->flags & BC_GEMM_F_C)
         v += e->beta * bc_load_out(e->c, (uint64_t)row * e->ldc + col, out_t);
     if (e->flags & BC_GEMM_F_BIAS)
@@ -73,6 +74,11 @@ BC_DEVICE float bc_epi_apply(const bc_epi *e, float acc, uint32_t row, uint32_t 
     if ((e->flags & BC_GEMM_F_RELU) && v < 0.0f)
         v = 0.0f; /* NaN propagates, as in torch.relu */
     return v;
+}
+
+BC_DEVICE float bc_epi_apply(const bc_epi *e, float acc, uint32_t row, uint32_t col, int out_t)
+{
+    return bc_epi_finish(e, e->alpha * acc, row, col, out_t);
 }
 
 /* Stores the finished value v at element index i of D. */

@@ -13,18 +13,34 @@
 
 #include <stdint.h>
 
-/* ---- sm_90a configuration: 128x256x64 CTA tile, 1 producer + 2 consumer
- * warpgroups (wgmma m64n256k16), 4-stage TMA ring, 128-byte swizzle. */
-#define BC_SM90_BM 128
-#define BC_SM90_BN 256
+/* ---- sm_90a configurations. Each: one producer warpgroup (one thread
+ * issues the TMA loads) and CONS consumer warpgroups; consumer c owns rows
+ * 64c..64c+63 of the BM = 64*CONS row CTA tile and issues wgmma m64nBNk16
+ * over a ring of STAGES 128-byte-swizzled stages of BK = 64. After the
+ * stages: the epilogue's staging buffers (two of 8 KiB per consumer, each
+ * 64 rows x 128 B, 128B/64B-swizzled for the TMA store), then the full[] and
+ * empty[] mbarriers. Every configuration keeps ~192 KiB of stages. */
 #define BC_SM90_BK 64
-#define BC_SM90_STAGES 4
-#define BC_SM90_THREADS 384
-#define BC_SM90_A_STAGE_BYTES (BC_SM90_BM * BC_SM90_BK * 2)
-#define BC_SM90_B_STAGE_BYTES (BC_SM90_BN * BC_SM90_BK * 2)
-#define BC_SM90_STAGE_BYTES (BC_SM90_A_STAGE_BYTES + BC_SM90_B_STAGE_BYTES)
-/* stages + barriers (2 per stage) + slack to align the base to 1024 B */
-#define BC_SM90_SMEM_BYTES (BC_SM90_STAGES * BC_SM90_STAGE_BYTES + 2 * BC_SM90_STAGES * 8 + 1024)
+#define BC_SM90_PRODUCER_THREADS 128
+#define BC_SM90_EPI_BUF_BYTES 8192
+#define BC_SM90_A_STAGE_BYTES(cons) ((cons) * 64 * BC_SM90_BK * 2)
+#define BC_SM90_B_STAGE_BYTES(bn) ((bn) * BC_SM90_BK * 2)
+#define BC_SM90_STAGE_BYTES(cons, bn) (BC_SM90_A_STAGE_BYTES(cons) + BC_SM90_B_STAGE_BYTES(bn))
+#define BC_SM90_THREADS(cons) (BC_SM90_PRODUCER_THREADS + 128 * (cons))
+/* stages + staging + barriers (2 per stage) + slack to align the base to 1024 B */
+#define BC_SM90_SMEM_BYTES(cons, bn, stages) \
+    ((stages) * BC_SM90_STAGE_BYTES(cons, bn) + (cons) * 2 * BC_SM90_EPI_BUF_BYTES + 2 * (stages) * 8 + 1024)
+
+/* The compiled-in sm_90a configurations, "CONS, BN, STAGES" (BM = 64*CONS):
+ * use them through BC__APPLY so that they expand to three arguments. */
+#define BC_SM90_CFG_128X256 2, 256, 4
+#define BC_SM90_CFG_128X128 2, 128, 6
+#define BC_SM90_CFG_128X64 2, 64, 8
+#define BC_SM90_CFG_64X32 1, 32, 16
+#define BC__APPLY(f, ...) f(__VA_ARGS__)
+#define BC__SM90_THREADS3(cons, bn, stages) BC_SM90_THREADS(cons)
+#define BC_SM90_SMEM_OF(cfg) BC__APPLY(BC_SM90_SMEM_BYTES, cfg)
+#define BC_SM90_THREADS_OF(cfg) BC__APPLY(BC__SM90_THREADS3, cfg)
 
 /* ---- sm_100a configuration (assembled, never run here): tcgen05.mma
  * cta_group::1 kind::f16 128x256x16, 128x256x64 tile, 4-stage TMA ring with
@@ -60,13 +76,15 @@
 #define BC_SPLITK_PARTIALS_OFF 256
 
 /* bc_gemm_params.flags */
-#define BC_GEMM_F_C 1u    /* add beta * C */
-#define BC_GEMM_F_BIAS 2u /* add bias[n] */
-#define BC_GEMM_F_RELU 4u /* clamp at 0 */
+#define BC_GEMM_F_C 1u         /* add beta * C */
+#define BC_GEMM_F_BIAS 2u      /* add bias[n] */
+#define BC_GEMM_F_RELU 4u      /* clamp at 0 */
+#define BC_GEMM_F_TMA_STORE 8u /* sm_90a: D leaves through tmap_d (no C, 16-B row pitch) */
 
 typedef struct bc_gemm_params {
     _Alignas(64) uint64_t tmap_a[16]; /* CUtensorMap of A: dims {K, M}, box {BK, BM} */
     _Alignas(64) uint64_t tmap_b[16]; /* CUtensorMap of B: dims {K, N}, box {BK, BN} */
+    _Alignas(64) uint64_t tmap_d[16]; /* sm_90a with BC_GEMM_F_TMA_STORE: D, dims {N, M}, box {128 B, 64} */
     uint64_t d;                       /* D base (device address) */
     uint64_t c;                       /* C base, 0 when unused */
     uint64_t bias;                    /* bias base, 0 when unused */
@@ -74,18 +92,20 @@ typedef struct bc_gemm_params {
     uint32_t ldd, ldc;                /* elements */
     float alpha, beta;
     uint32_t flags;                   /* BC_GEMM_F_* */
+    uint32_t ab_type, d_type;         /* bc_dtype: 0 bf16, 1 f16, 2 f32 (D, C, bias) */
     uint32_t tiles_m, tiles_n;        /* ceil(M/BM), ceil(N/BN) */
     uint32_t k_blocks;                /* ceil(K/BK) */
     uint32_t group_m;                 /* raster: bands of group_m tile rows */
     uint32_t split_k;                 /* 1, or K splits reduced in fixed order (below) */
     uint32_t kb_per_split;            /* k-blocks per split (the last may have fewer) */
     uint64_t ws;                      /* split-K workspace (BC_SPLITK_* layout), 0 when split_k == 1 */
-    uint32_t reserved_[10];           /* pads to 384 = 6 x 64 bytes */
+    uint32_t reserved_[6];            /* pads to 512 = 8 x 64 bytes */
 } bc_gemm_params;
 
-_Static_assert(sizeof(bc_gemm_params) == 384, "bc_gemm_params layout changed: update both sides");
+_Static_assert(sizeof(bc_gemm_params) == 512, "bc_gemm_params layout changed: update both sides");
 _Static_assert(__builtin_offsetof(bc_gemm_params, tmap_b) == 128, "tmap_b offset");
-_Static_assert(__builtin_offsetof(bc_gemm_params, d) == 256, "d offset");
+_Static_assert(__builtin_offsetof(bc_gemm_params, tmap_d) == 256, "tmap_d offset");
+_Static_assert(__builtin_offsetof(bc_gemm_params, d) == 384, "d offset");
 
 /* Smoke kernel: out[i] = bc_smoke_value(i, seed) for i < n. */
 typedef struct bc_smoke_params {

@@ -13,6 +13,9 @@ typedef struct bc__gemm_config {
     uint32_t bm, bn, bk;     /* CTA tile */
     uint32_t threads;
     uint32_t smem_bytes;
+    uint32_t weight_pct;     /* the rule's relative throughput of a full wave (README) */
+    int tma_store;           /* the epilogue can store D through tmap_d */
+    int split_ok;            /* the kernel implements split-K */
     bc__kernel_id kernel[2][3]; /* [ab_type][d_type] */
 } bc__gemm_config;
 
@@ -30,14 +33,20 @@ struct bc_gemm_plan {
     bc_gemm_plan_info info;
 };
 
-/* Rank-2 tiled tensor map over a row-major [rows x cols] matrix of 16-bit
- * elements with `row_bytes` between rows, box {box_cols, box_rows}, 128-byte
- * swizzle. Checks every documented cuTensorMapEncodeTiled rule first; a
- * violation returns BC_ERR_TENSOR_MAP naming the rule and logs every
- * parameter. `what` names the operand in messages ("A", "B"). */
-bc_status bc__tmap_encode_sw128(uint64_t map[16], const char *what, bc_dtype type, uint64_t base,
-                                uint64_t cols, uint64_t rows, uint64_t row_bytes, uint32_t box_cols,
-                                uint32_t box_rows);
+/* A rank-2 tiled tensor map over a row-major [rows x cols] matrix of `type`
+ * elements with `row_bytes` between rows, box {box_cols, box_rows},
+ * swizzled over `swizzle_bytes` (128 or 64). `what` names the operand in
+ * messages ("A", "B", "D"). */
+typedef struct bc__tmap_desc {
+    const char *what;
+    bc_dtype type;
+    uint64_t base, cols, rows, row_bytes;
+    uint32_t box_cols, box_rows, swizzle_bytes;
+} bc__tmap_desc;
+
+/* Checks every documented cuTensorMapEncodeTiled rule first; a violation
+ * returns BC_ERR_TENSOR_MAP naming the rule and logs every parameter. */
+bc_status bc__tmap_encode(uint64_t map[16], const bc__tmap_desc *t);
 
 /* Points an encoded map at a new base (same rules on the address). */
 bc_status bc__tmap_set_address(uint64_t map[16], const char *what, uint64_t base);

@@ -9,19 +9,25 @@
 #define MAX_DIM 0x7FFFFFFFll
 #define GROUP_M 8u /* tile raster band height (tile_sched.h) */
 #define BC_MAX_SPLIT_K 16u
+#define BC_SPLIT_MIN_KB 32u /* the rule splits K only from 32 k-blocks (K >= 1985) */
 
-/* sm_90a, one CTA per tile: the rule's choice on CC 9.0. */
-static const bc__gemm_config sm90_config = {
-    .name = "sm90_128x256x64_ws_s4",
-    .family = 9,
-    .bm = BC_SM90_BM,
-    .bn = BC_SM90_BN,
-    .bk = BC_SM90_BK,
-    .threads = BC_SM90_THREADS,
-    .smem_bytes = BC_SM90_SMEM_BYTES,
-    .kernel = {{BC_K_GEMM_SM90_BF16_BF16, BC_K_GEMM_SM90_BF16_F16, BC_K_GEMM_SM90_BF16_F32},
-               {BC_K_GEMM_SM90_F16_BF16, BC_K_GEMM_SM90_F16_F16, BC_K_GEMM_SM90_F16_F32}},
+/* sm_90a: one kernel per configuration, types are launch parameters. The
+ * weights are each configuration's throughput on a full wave relative to
+ * 128x256 (README, "GEMM configurations"; measured, kernels_ptx/PERF_NOTES.md). */
+#define SM90_CONFIG(nm, id, w, cons, bn_, stages)                                            \
+    {                                                                                        \
+        .name = "sm90_" nm, .family = 9, .bm = 64u * (cons), .bn = (bn_), .bk = BC_SM90_BK,  \
+        .threads = BC_SM90_THREADS(cons), .smem_bytes = BC_SM90_SMEM_BYTES(cons, bn_, stages), \
+        .weight_pct = (w), .tma_store = 1, .split_ok = 1,                                     \
+        .kernel = {{id, id, id}, {id, id, id}},                                              \
+    }
+static const bc__gemm_config sm90_configs[] = {
+    BC__APPLY(SM90_CONFIG, "128x256", BC_K_GEMM_SM90_128X256, 100, BC_SM90_CFG_128X256),
+    BC__APPLY(SM90_CONFIG, "128x128", BC_K_GEMM_SM90_128X128, 90, BC_SM90_CFG_128X128),
+    BC__APPLY(SM90_CONFIG, "128x64", BC_K_GEMM_SM90_128X64, 60, BC_SM90_CFG_128X64),
+    BC__APPLY(SM90_CONFIG, "64x32", BC_K_GEMM_SM90_64X32, 30, BC_SM90_CFG_64X32),
 };
+#define SM90_CONFIG_COUNT (sizeof sm90_configs / sizeof sm90_configs[0])
 
 /* Blackwell images (sm_100a/100f/103a/110a): tcgen05, accumulator in TMEM.
  * Assembled and statically checked only: no Blackwell GPU has run it. */
@@ -33,6 +39,7 @@ static const bc__gemm_config sm100_config = {
     .bk = BC_SM100_BK,
     .threads = BC_SM100_THREADS,
     .smem_bytes = BC_SM100_SMEM_BYTES,
+    .weight_pct = 100,
     .kernel = {{BC_K_GEMM_SM100_BF16_BF16, BC_K_GEMM_SM100_BF16_F16, BC_K_GEMM_SM100_BF16_F32},
                {BC_K_GEMM_SM100_F16_BF16, BC_K_GEMM_SM100_F16_F16, BC_K_GEMM_SM100_F16_F32}},
 };
@@ -127,7 +134,18 @@ static bc_status check_layout(bc_gemm_desc *d)
     return st;
 }
 
-static const bc__gemm_config *const all_configs[] = {&sm90_config, &sm100_config};
+static uint32_t ceil_div(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
+
+/* The rule's cost of configuration c for an M x N output on `sms` SMs: its
+ * waves (rounds of one tile per SM) times the time of one tile, modelled as
+ * the tile's area over the configuration's relative throughput (weight).
+ * Integer arithmetic, so the choice is the same on every host. */
+static uint64_t rule_cost(const bc__gemm_config *c, int64_t m, int64_t n, uint32_t sms)
+{
+    const uint64_t tiles = (uint64_t)ceil_div((uint64_t)m, c->bm) * ceil_div((uint64_t)n, c->bn);
+    const uint64_t waves = (tiles + sms - 1) / sms;
+    return waves * c->bm * c->bn * 100u / c->weight_pct;
+}
 
 /* The documented configuration rule (README, "GEMM configurations"), or the
  * caller's explicit choice. */
@@ -135,18 +153,30 @@ static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, cons
                                CUfunction *out_fn)
 {
     const bc__gemm_config *c = NULL;
+    const int fam = dev->info.cc_major == 9 && dev->info.cc_minor == 0       ? 9
+                    : dev->info.cc_major == 10 || dev->info.cc_major == 11 ? 10
+                                                                           : 0;
     if (d->config != NULL) {
-        for (size_t i = 0; i < sizeof all_configs / sizeof all_configs[0]; i++)
-            if (strcmp(all_configs[i]->name, d->config) == 0)
-                c = all_configs[i];
-        int fam = dev->info.cc_major == 9 ? 9 : 10;
-        if (c == NULL || c->family != fam)
+        const bc__gemm_config *found = NULL;
+        for (size_t i = 0; i < SM90_CONFIG_COUNT; i++)
+            if (strcmp(sm90_configs[i].name, d->config) == 0)
+                found = &sm90_configs[i];
+        if (strcmp(sm100_config.name, d->config) == 0)
+            found = &sm100_config;
+        if (found == NULL || found->family != fam)
             return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "configuration '%s' is %s for sm_%d%d", d->config,
-                           c == NULL ? "unknown" : "not built", dev->info.cc_major, dev->info.cc_minor);
-    } else if (dev->info.cc_major == 9 && dev->info.cc_minor == 0)
-        c = &sm90_config;
-    else if (dev->info.cc_major == 10 || dev->info.cc_major == 11)
+                           found == NULL ? "unknown" : "not built", dev->info.cc_major, dev->info.cc_minor);
+        c = found;
+    } else if (fam == 9) {
+        uint64_t best = 0;
+        for (size_t i = 0; i < SM90_CONFIG_COUNT; i++) {
+            const uint64_t cost = rule_cost(&sm90_configs[i], d->m, d->n, (uint32_t)dev->info.sm_count);
+            if (c == NULL || cost < best)
+                c = &sm90_configs[i], best = cost;
+        }
+    } else if (fam == 10) {
         c = &sm100_config;
+    }
     if (c == NULL)
         return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "no GEMM configuration for sm_%d%d",
                        dev->info.cc_major, dev->info.cc_minor);
@@ -158,19 +188,45 @@ static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, cons
     if ((uint32_t)dev->info.smem_per_block_optin < c->smem_bytes)
         return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "%s needs %u bytes of shared memory, device offers %d",
                        c->name, c->smem_bytes, dev->info.smem_per_block_optin);
+    if (d->split_k > 1 && !c->split_ok)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "split_k", "configuration %s has no split-K (split_k=%u)", c->name,
+                       d->split_k);
     *out = c;
     *out_fn = fn;
     return BC_OK;
 }
 
+/* D may leave through a TMA store when the configuration can, no C is read
+ * (the TMA path never loads C) and D's rows are 16-byte multiples. */
+static int use_tma_store(const bc_gemm_desc *d, const bc__gemm_config *c)
+{
+    return c->tma_store && d->beta == 0.0f && ((uint64_t)d->ldd * dtype_size(d->d_type)) % 16 == 0;
+}
+
+/* D's store box: 64 rows (one consumer) by at most 128 bytes of a tile row. */
+static bc__tmap_desc d_map_desc(const bc_gemm_desc *d, const bc__gemm_config *c)
+{
+    const uint32_t es = (uint32_t)dtype_size(d->d_type);
+    const uint32_t inner = c->bn * es < 128 ? c->bn * es : 128;
+    bc__tmap_desc t = {"D", d->d_type, d->d, (uint64_t)d->n, (uint64_t)d->m, (uint64_t)d->ldd * es,
+                       inner / es, 64, inner};
+    return t;
+}
+
 static bc_status encode_maps(bc_gemm_params *p, const bc_gemm_desc *d, const bc__gemm_config *c)
 {
-    bc_status st = bc__tmap_encode_sw128(p->tmap_a, "A", d->ab_type, d->a, (uint64_t)d->k, (uint64_t)d->m,
-                                         (uint64_t)d->lda * 2, c->bk, c->bm);
-    if (st)
-        return st;
-    return bc__tmap_encode_sw128(p->tmap_b, "B", d->ab_type, d->b, (uint64_t)d->k, (uint64_t)d->n,
-                                 (uint64_t)d->ldb * 2, c->bk, c->bn);
+    const bc__tmap_desc ta = {"A", d->ab_type, d->a, (uint64_t)d->k, (uint64_t)d->m, (uint64_t)d->lda * 2,
+                              c->bk, c->bm, 128};
+    const bc__tmap_desc tb = {"B", d->ab_type, d->b, (uint64_t)d->k, (uint64_t)d->n, (uint64_t)d->ldb * 2,
+                              c->bk, c->bn, 128};
+    bc_status st = bc__tmap_encode(p->tmap_a, &ta);
+    if (!st)
+        st = bc__tmap_encode(p->tmap_b, &tb);
+    if (!st && use_tma_store(d, c)) {
+        const bc__tmap_desc td = d_map_desc(d, c);
+        st = bc__tmap_encode(p->tmap_d, &td);
+    }
+    return st;
 }
 
 /* The shape-dependent kernel parameters (everything but the tensor maps). */
@@ -190,26 +246,39 @@ static void fill_params(bc_gemm_plan *pl)
     p->alpha = d->alpha;
     p->beta = d->beta;
     p->flags = (d->beta != 0.0f ? BC_GEMM_F_C : 0) | (d->bias ? BC_GEMM_F_BIAS : 0) |
-               (d->relu ? BC_GEMM_F_RELU : 0);
-    p->tiles_m = (uint32_t)((d->m + c->bm - 1) / c->bm);
-    p->tiles_n = (uint32_t)((d->n + c->bn - 1) / c->bn);
-    p->k_blocks = (uint32_t)((d->k + c->bk - 1) / c->bk);
+               (d->relu ? BC_GEMM_F_RELU : 0) | (use_tma_store(d, c) ? BC_GEMM_F_TMA_STORE : 0);
+    p->ab_type = (uint32_t)d->ab_type;
+    p->d_type = (uint32_t)d->d_type;
+    p->tiles_m = ceil_div((uint64_t)d->m, c->bm);
+    p->tiles_n = ceil_div((uint64_t)d->n, c->bn);
+    p->k_blocks = ceil_div((uint64_t)d->k, c->bk);
     p->group_m = GROUP_M;
     p->split_k = 1;
     p->kb_per_split = p->k_blocks;
 }
 
-/* The split-K rule (README, "GEMM configurations"): on the single-CTA
- * Hopper configuration, when the tiles fill at most half the SMs, split K
- * into S = min(SMs / tiles, k-blocks, BC_MAX_SPLIT_K) pieces of equal
- * k-block count (S shrinks so that no piece is empty). */
+/* The split-K rule (README, "GEMM configurations"): on a configuration that
+ * implements it, when the tiles fill at most half the SMs and K has at least
+ * BC_SPLIT_MIN_KB k-blocks, split K into S = min(SMs / tiles, k-blocks / 8,
+ * BC_MAX_SPLIT_K) pieces of equal k-block count (S shrinks so that no piece
+ * is empty). Below that much K the partial stores, grid barrier and reduction
+ * cost more than they save (measured: 64x1024x1024 took 6.6 us split in 4,
+ * 4.6 us whole). desc.split_k = 1 turns it off; desc.split_k = S >= 2 asks
+ * for S pieces (clamped to the k-blocks and BC_MAX_SPLIT_K). */
 static void choose_split(bc_gemm_plan *pl, uint32_t sm_count)
 {
     bc_gemm_params *p = &pl->params;
     const uint32_t tiles = p->tiles_m * p->tiles_n;
-    if (pl->config->family != 9 || 2 * tiles > sm_count)
+    uint32_t s = pl->desc.split_k;
+    if (!pl->config->split_ok || s == 1)
         return;
-    uint32_t s = sm_count / tiles;
+    if (s == 0) {
+        if (2 * tiles > sm_count || p->k_blocks < BC_SPLIT_MIN_KB)
+            return;
+        s = sm_count / tiles;
+        if (s > p->k_blocks / 8)
+            s = p->k_blocks / 8;
+    }
     if (s > p->k_blocks)
         s = p->k_blocks;
     if (s > BC_MAX_SPLIT_K)
@@ -348,6 +417,8 @@ bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b
     st = bc__tmap_set_address(p.tmap_a, "A", a);
     if (!st)
         st = bc__tmap_set_address(p.tmap_b, "B", b);
+    if (!st && (p.flags & BC_GEMM_F_TMA_STORE))
+        st = bc__tmap_set_address(p.tmap_d, "D", d);
     if (st)
         return st;
     p.d = d;

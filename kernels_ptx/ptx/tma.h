@@ -30,4 +30,21 @@ BC_DEVICE void bc_tma_load_2d(uint32_t dst, uint64_t tmap, int32_t c0, int32_t c
                  ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
 
+/* 2-D tile store shared -> global (the box at {c0, c1}; parts outside the
+ * tensor are not written), tracked by this thread's bulk async-group. */
+BC_DEVICE void bc_tma_store_2d(uint64_t tmap, int32_t c0, int32_t c1, uint32_t src)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+                 ::"l"(tmap), "r"(c0), "r"(c1), "r"(src) : "memory");
+}
+
+/* Closes this thread's pending bulk stores into one group. */
+BC_DEVICE void bc_bulk_commit(void) { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+
+/* Waits until at most N of this thread's bulk groups still read shared memory. */
+#define bc_bulk_wait_read(N) asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory")
+
+/* Waits until all of this thread's bulk groups are complete (writes done). */
+BC_DEVICE void bc_bulk_wait_all(void) { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+
 #endif

@@ -53,6 +53,9 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k)
     bc_gemm_plan_info info;
     CHECK_BC(bc_gemm_plan_query(plan, &info));
     const int overlap = info.split_k == 1; /* split-K plans: one stream at a time */
+    if ((m == 64) != (info.split_k > 1))
+        fail_msg("%lldx%lldx%lld: split_k %u, not what this test is for", (long long)m, (long long)n, (long long)k,
+                 info.split_k);
     print_message("  %lldx%lldx%lld split_k %u: seed 0x%llx, %d runs, %s\n", (long long)m, (long long)n, (long long)k,
                   info.split_k, (unsigned long long)rng.s, runs,
                   overlap ? "two streams overlapping" : "two streams in turn");
@@ -133,13 +136,13 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k)
 static void test_same_bytes_two_streams_under_load(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
-    same_bytes_under_load(env, 2000, 2048, 1000); /* 16 x 8 tiles: no split */
+    same_bytes_under_load(env, 2000, 2048, 1000); /* 128x256 tiles (16 x 8): no split */
 }
 
 static void test_same_bytes_split_k_under_load(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
-    same_bytes_under_load(env, 1000, 1000, 1000); /* 32 tiles: split-K */
+    same_bytes_under_load(env, 64, 1024, 4096); /* 32 tiles of 64x32, 64 k-blocks: the rule splits K in 4 */
 }
 
 static int setup(void **state) { return gpu_env_setup(state, 1ull << 30); }

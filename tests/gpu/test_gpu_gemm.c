@@ -29,6 +29,9 @@ typedef struct gcase {
     int bias, relu;
     int64_t pad; /* extra elements per row on every leading dimension */
     uint64_t a_offset; /* bytes added to A's address (alignment probe) */
+    const char *config; /* NULL: the rule's choice */
+    uint32_t split_k;   /* bc_gemm_desc.split_k */
+    int64_t cd_pad;     /* extra elements per row of C and D only (odd: D rows not 16-B multiples) */
 } gcase;
 
 typedef struct gbufs {
@@ -57,7 +60,9 @@ static void make_buffers(gpu_env *env, const gcase *gc, gbufs *g)
     d->m = gc->m, d->n = gc->n, d->k = gc->k;
     d->ab_type = gc->ab, d->d_type = gc->dt;
     d->alpha = gc->alpha, d->beta = gc->beta, d->relu = gc->relu;
-    d->lda = gc->k + gc->pad, d->ldb = gc->k + gc->pad, d->ldc = gc->n + gc->pad, d->ldd = gc->n + gc->pad;
+    d->lda = gc->k + gc->pad, d->ldb = gc->k + gc->pad;
+    d->ldc = gc->n + gc->pad + gc->cd_pad, d->ldd = gc->n + gc->pad + gc->cd_pad;
+    d->config = gc->config, d->split_k = gc->split_k;
     size_t sa = bytes_of(d->m, d->lda, d->ab_type), sb = bytes_of(d->n, d->ldb, d->ab_type);
     size_t sc = bytes_of(d->m, d->ldc, d->d_type), sd = bytes_of(d->m, d->ldd, d->d_type);
     size_t sbias = (size_t)d->n * bc_dtype_bytes(d->d_type);
@@ -122,10 +127,11 @@ static void check_result(const gcase *gc, const gbufs *g)
     }
     free(ref);
     double rel = bc_ref_rel_frobenius(&e);
-    print_message("  %lldx%lldx%lld ab=%d d=%d alpha=%g beta=%g bias=%d relu=%d pad=%lld: rel %.3e max %.3e "
-                  "(%zu checked%s)\n",
+    print_message("  %lldx%lldx%lld ab=%d d=%d alpha=%g beta=%g bias=%d relu=%d pad=%lld/%lld %s split=%u: "
+                  "rel %.3e max %.3e (%zu checked%s)\n",
                   (long long)d->m, (long long)d->n, (long long)d->k, (int)d->ab_type, (int)d->d_type, d->alpha,
-                  d->beta, gc->bias, gc->relu, (long long)gc->pad, rel, e.max_abs, e.checked,
+                  d->beta, gc->bias, gc->relu, (long long)gc->pad, (long long)gc->cd_pad,
+                  gc->config ? gc->config : "rule", gc->split_k, rel, e.max_abs, e.checked,
                   full ? "" : ", sampled rows");
     assert_int_equal(e.nonfinite, 0);
     assert_int_equal(e.bad, 0);
@@ -160,7 +166,7 @@ static void test_gemm_matrix(void **state)
             for (int dt = BC_DTYPE_BF16; dt <= BC_DTYPE_F32; dt++)
                 for (int epi = 0; epi < 2; epi++) {
                     gcase gc = {shapes[s][0], shapes[s][1], shapes[s][2], (bc_dtype)ab, (bc_dtype)dt,
-                                epi ? 0.75f : 1.0f, epi ? -0.5f : 0.0f, epi, epi, 0, 0};
+                                epi ? 0.75f : 1.0f, epi ? -0.5f : 0.0f, epi, epi, 0, 0, NULL, 0, 0};
                     run_case(env, &gc);
                 }
 }
@@ -171,23 +177,47 @@ static void test_gemm_layouts(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
     const gcase cases[] = {
-        {300, 200, 136, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 8, 0},
-        {300, 520, 264, BC_DTYPE_F16, BC_DTYPE_F32, 1.0f, 1.0f, 0, 0, 24, 0},
-        {257, 129, 200, BC_DTYPE_BF16, BC_DTYPE_F16, 2.0f, 0.0f, 1, 0, 0, 0},
-        {130, 300, 64, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0},
-        {256, 512, 512, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 16},
-        {100, 100, 32, BC_DTYPE_BF16, BC_DTYPE_F32, 0.0f, 1.5f, 0, 0, 0, 0},
-        {2, 3000, 8, BC_DTYPE_F16, BC_DTYPE_F16, 1.0f, 0.0f, 1, 1, 0, 0},
+        {300, 200, 136, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 8, 0, NULL, 0, 0},
+        {300, 520, 264, BC_DTYPE_F16, BC_DTYPE_F32, 1.0f, 1.0f, 0, 0, 24, 0, NULL, 0, 0},
+        {257, 129, 200, BC_DTYPE_BF16, BC_DTYPE_F16, 2.0f, 0.0f, 1, 0, 0, 0, NULL, 0, 0},
+        {130, 300, 64, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0, NULL, 0, 0},
+        {256, 512, 512, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 16, NULL, 0, 0},
+        {100, 100, 32, BC_DTYPE_BF16, BC_DTYPE_F32, 0.0f, 1.5f, 0, 0, 0, 0, NULL, 0, 0},
+        {2, 3000, 8, BC_DTYPE_F16, BC_DTYPE_F16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         run_case(env, &cases[i]);
+}
+
+/* Every sm_90a configuration named explicitly (the rule picks only some of
+ * them for the shapes above), on ragged shapes, through both epilogue paths
+ * (TMA store: no C; threads: C, or D rows that are not 16-byte multiples),
+ * whole-tile and split-K. */
+static void test_gemm_every_config(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    static const char *const configs[] = {"sm90_128x256", "sm90_128x128", "sm90_128x64", "sm90_64x32"};
+    static const int64_t cshapes[][3] = {{129, 257, 136}, {300, 520, 264}};
+    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++)
+        for (size_t s = 0; s < sizeof cshapes / sizeof cshapes[0]; s++) {
+            const int64_t m = cshapes[s][0], n = cshapes[s][1], k = cshapes[s][2];
+            const gcase cases[] = {
+                {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, configs[c], 1, 0},
+                {m, n, k, BC_DTYPE_F16, BC_DTYPE_F32, 0.75f, 0.0f, 1, 1, 0, 0, configs[c], 1, 0},
+                {m, n, k, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, -0.5f, 1, 0, 0, 0, configs[c], 1, 0},
+                {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0, configs[c], 1, 1},
+                {m, n, k, BC_DTYPE_F16, BC_DTYPE_F32, 1.0f, 0.0f, 1, 0, 8, 0, configs[c], 3, 0},
+            };
+            for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+                run_case(env, &cases[i]);
+        }
 }
 
 /* In place: C aliases D exactly. */
 static void test_gemm_c_aliases_d(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
-    gcase gc = {333, 444, 128, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 1.0f, 1, 0, 0, 0};
+    gcase gc = {333, 444, 128, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 1.0f, 1, 0, 0, 0, NULL, 0, 0};
     gbufs g;
     make_buffers(env, &gc, &g);
     size_t sd = bytes_of(g.d.m, g.d.ldd, g.d.d_type);
@@ -207,7 +237,7 @@ static void test_gemm_c_aliases_d(void **state)
 static void test_gemm_deterministic_100(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
-    gcase gc = {1000, 1000, 1000, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.0f, 0, 0, 0, 0};
+    gcase gc = {1000, 1000, 1000, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0};
     if (quick)
         gc.m = gc.n = gc.k = 264;
     gbufs g;
@@ -234,7 +264,7 @@ static void test_gemm_deterministic_100(void **state)
 static void test_graph_mode(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
-    gcase gc = {256, 768, 512, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 1, 0, 0};
+    gcase gc = {256, 768, 512, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0};
     gbufs g1, g2;
     make_buffers(env, &gc, &g1);
     make_buffers(env, &gc, &g2);
@@ -289,6 +319,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm_matrix),
         cmocka_unit_test(test_gemm_layouts),
+        cmocka_unit_test(test_gemm_every_config),
         cmocka_unit_test(test_gemm_c_aliases_d),
         cmocka_unit_test(test_gemm_deterministic_100),
         cmocka_unit_test(test_graph_mode),

@@ -26,22 +26,6 @@ static int64_t gemm_emu_wrong_index = -1; /* flat index of D written wrong, -1 f
 static int gemm_emu_wrong_in_graphs_only;  /* 1: direct launches are right, graph launches wrong */
 static uint64_t gemm_emu_runs;            /* GEMMs emulated since install */
 
-/* "bc_gemm_<cfg>_<in>_<out>" -> types; 0 if not a GEMM kernel. */
-static int gemm_emu_types(const char *name, bc_dtype *in, bc_dtype *out)
-{
-    if (name == NULL || strncmp(name, "bc_gemm_", 8) != 0)
-        return 0;
-    const char *o = strrchr(name, '_');
-    if (o == NULL || o == name)
-        return 0;
-    const char *i = o - 1;
-    while (i > name && *i != '_')
-        i--;
-    *in = strncmp(i, "_f16_", 5) == 0 ? BC_DTYPE_F16 : BC_DTYPE_BF16;
-    *out = !strcmp(o, "_f32") ? BC_DTYPE_F32 : !strcmp(o, "_f16") ? BC_DTYPE_F16 : BC_DTYPE_BF16;
-    return 1;
-}
-
 static void gemm_emu_store(void *d, bc_dtype t, size_t i, double v)
 {
     if (t == BC_DTYPE_F32)
@@ -54,11 +38,11 @@ static void gemm_emu_store(void *d, bc_dtype t, size_t i, double v)
 
 static void gemm_emu_run(const char *name, const void *param_bytes, int in_graph)
 {
-    bc_dtype in, out;
-    if (!gemm_emu_types(name, &in, &out) || param_bytes == NULL)
+    if (name == NULL || strncmp(name, "bc_gemm_", 8) != 0 || param_bytes == NULL)
         return;
     bc_gemm_params p;
     memcpy(&p, param_bytes, sizeof p);
+    const bc_dtype in = (bc_dtype)p.ab_type, out = (bc_dtype)p.d_type; /* the kernel reads its types here */
     if (p.tmap_a[1] != FAKE_TMAP_MAGIC || p.tmap_b[1] != FAKE_TMAP_MAGIC)
         return;
     const void *a = (const void *)(uintptr_t)p.tmap_a[0], *b = (const void *)(uintptr_t)p.tmap_b[0];

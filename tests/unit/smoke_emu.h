@@ -33,11 +33,11 @@ static float emu_half_to_float(uint16_t h, int f16)
 
 /* D = act(alpha A.B^T + beta C + bias) on the CPU, for f32 output only
  * (the boot check's type); other outputs are left unwritten. */
-static void emu_gemm(const char *name, const bc_gemm_params *p)
+static void emu_gemm(const bc_gemm_params *p)
 {
-    if (strstr(name, "_f32") == NULL)
+    if (p->d_type != 2) /* f32 */
         return;
-    const int f16 = strstr(name, "_f16_") != NULL; /* the input type sits between underscores */
+    const int f16 = p->ab_type == 1;
     const uint16_t *a = (const uint16_t *)(uintptr_t)p->tmap_a[0];
     const uint16_t *b = (const uint16_t *)(uintptr_t)p->tmap_b[0];
     const uint64_t lda = p->tmap_a[8] / 2, ldb = p->tmap_b[8] / 2;
@@ -64,10 +64,10 @@ static CUresult smoke_emu_launch(const CUlaunchConfig *cfg, CUfunction f, void *
     const char *name = fake_function_name(f);
     if (r != CUDA_SUCCESS || name == NULL || params == NULL)
         return r;
-    if (strncmp(name, "bc_gemm_sm90", 12) == 0) {
+    if (strncmp(name, "bc_gemm_", 8) == 0) {
         bc_gemm_params gp;
         memcpy(&gp, params[0], sizeof gp);
-        emu_gemm(name, &gp);
+        emu_gemm(&gp);
         return r;
     }
     if (strcmp(name, "bc_smoke_checksum") != 0)

@@ -469,19 +469,20 @@ static void test_latency_end_to_end(void **state)
     has(r.out, "\"checked\":true");
     has(r.out, "\"percentiles\":\"nearest-rank\"");
     /* 2 modes x 3 policies end to end, the floor end to end (spin), launch call x 2 shapes x 2 modes,
-     * and the raw empty-kernel launch */
-    assert_int_equal(count_of(r.out, "\"what\":\"end_to_end\""), 8);
+     * and the raw empty-kernel launch, call alone and end to end */
+    assert_int_equal(count_of(r.out, "\"what\":\"end_to_end\""), 9);
     assert_int_equal(count_of(r.out, "\"what\":\"launch_call\""), 5);
     assert_int_equal(count_of(r.out, "\"shape\":\"1x1x8\""), 4);
-    assert_int_equal(count_of(r.out, "\"call\":\"cuLaunchKernelEx_empty\""), 1);
-    assert_int_equal(count_of(r.out, "\"n\":200,"), 13);
+    assert_int_equal(count_of(r.out, "\"call\":\"cuLaunchKernelEx_empty\""), 2);
+    assert_int_equal(count_of(r.out, "\"n\":200,"), 14);
     has(r.out, "{\"mode\":\"graph\",\"policy\":\"block\",\"what\":\"end_to_end\",\"call\":\"bc_graph_launch\"");
     run_free(&r);
 
     char *text = slurp(csv);
     assert_int_equal(strncmp(text, "mode,policy,index,ns\n", 21), 0);
-    assert_int_equal(count_of(text, "\n"), 1 + 13 * 200);
+    assert_int_equal(count_of(text, "\n"), 1 + 14 * 200);
     assert_int_equal(count_of(text, "\nempty-kernel,launch_call,"), 200);
+    assert_int_equal(count_of(text, "\nempty-kernel,spin,"), 200);
     assert_int_equal(count_of(text, "\ngraph,spin,"), 200);
     assert_int_equal(count_of(text, "\nstream,launch_call,"), 200);
     assert_int_equal(count_of(text, "\ngraph-1x1x8,launch_call,"), 200);

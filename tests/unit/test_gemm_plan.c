@@ -176,8 +176,8 @@ static void test_no_kernel_for_device(void **state)
 /* Little-endian u64 word i of a fake-encoded tensor map (see fake_driver.h). */
 static uint64_t word(const uint64_t *map, int i) { return map[i]; }
 
-static void check_map(const uint64_t *map, uint64_t addr, uint64_t cols, uint64_t rows, uint64_t row_bytes,
-                      unsigned box_cols, unsigned box_rows, CUtensorMapDataType dt)
+static void check_map_sw(const uint64_t *map, uint64_t addr, uint64_t cols, uint64_t rows, uint64_t row_bytes,
+                         unsigned box_cols, unsigned box_rows, CUtensorMapDataType dt, CUtensorMapSwizzle sw)
 {
     assert_int_equal(word(map, 1), FAKE_TMAP_MAGIC);
     assert_int_equal(word(map, 0), addr);
@@ -185,13 +185,20 @@ static void check_map(const uint64_t *map, uint64_t addr, uint64_t cols, uint64_
     assert_int_equal(meta & 0xff, dt);
     assert_int_equal((meta >> 8) & 0xff, 2);                            /* rank */
     assert_int_equal((meta >> 16) & 0xff, CU_TENSOR_MAP_INTERLEAVE_NONE);
-    assert_int_equal((meta >> 24) & 0xff, CU_TENSOR_MAP_SWIZZLE_128B);
+    assert_int_equal((meta >> 24) & 0xff, sw);
     assert_int_equal((meta >> 40) & 0xff, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE); /* zero fill */
     assert_int_equal(word(map, 3), cols);
     assert_int_equal(word(map, 4), rows);
     assert_int_equal(word(map, 8), row_bytes);
     assert_int_equal(word(map, 12) & 0xffff, box_cols);
     assert_int_equal((word(map, 12) >> 16) & 0xffff, box_rows);
+}
+
+/* A and B maps: always 128-byte swizzled. */
+static void check_map(const uint64_t *map, uint64_t addr, uint64_t cols, uint64_t rows, uint64_t row_bytes,
+                      unsigned box_cols, unsigned box_rows, CUtensorMapDataType dt)
+{
+    check_map_sw(map, addr, cols, rows, row_bytes, box_cols, box_rows, dt, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
 static int has_cooperative(const fake_launch *l)
@@ -225,58 +232,139 @@ static void test_packed_launch_sm90(void **state)
     env_open(&e, 1);
     const fake_launch *l = NULL;
 
-    /* 4096^3 bf16 -> bf16: 32 x 16 tiles, persistent grid of 132 CTAs */
+    /* 4096^3 bf16 -> bf16: the 128x256 configuration, 32 x 16 tiles,
+     * persistent grid of 132 CTAs, D leaves by TMA store (box 64 x 64) */
     bc_gemm_desc d = base_desc(&e, 4096, 4096, 4096);
     bc_gemm_params p = launch_and_decode(&e, &d, &l);
-    assert_string_equal(l->kernel, "bc_gemm_sm90_bf16_bf16");
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x256");
     assert_int_equal(l->grid[0], 132);
     assert_int_equal(l->grid[1], 1);
     assert_int_equal(l->block[0], 384);
-    assert_int_equal(l->smem, BC_SM90_SMEM_BYTES);
+    assert_int_equal(l->smem, BC_SM90_SMEM_OF(BC_SM90_CFG_128X256));
     assert_int_equal(l->cluster[0], 1);
     assert_int_equal(p.m, 4096), assert_int_equal(p.n, 4096), assert_int_equal(p.k, 4096);
     assert_int_equal(p.tiles_m, 32), assert_int_equal(p.tiles_n, 16), assert_int_equal(p.k_blocks, 64);
     assert_int_equal(p.group_m, 8);
     assert_int_equal(p.ldd, 4096);
-    assert_int_equal(p.flags, 0);
+    assert_int_equal(p.flags, BC_GEMM_F_TMA_STORE);
+    assert_int_equal(p.ab_type, BC_DTYPE_BF16), assert_int_equal(p.d_type, BC_DTYPE_BF16);
     assert_int_equal(p.d, e.d), assert_int_equal(p.c, 0), assert_int_equal(p.bias, 0);
     assert_int_equal(p.split_k, 1), assert_int_equal(p.kb_per_split, 64), assert_int_equal(p.ws, 0);
     assert_false(has_cooperative(l));
     assert_true(p.alpha == 1.0f && p.beta == 0.0f);
     check_map(p.tmap_a, e.a, 4096, 4096, 8192, 64, 128, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
     check_map(p.tmap_b, e.b, 4096, 4096, 8192, 64, 256, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+    check_map(p.tmap_d, e.d, 4096, 4096, 8192, 64, 64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
 
-    /* ragged, fp16 in, fp32 out, the whole epilogue, padded leading dims */
+    /* ragged, fp16 in, fp32 out, the whole epilogue (C: no TMA store),
+     * padded leading dims: 27 tiles of the 64x32 configuration fill under half
+     * the SMs, but 3 k-blocks are too few for the rule to split K; asked for
+     * 3 splits, it gives 3 single k-block pieces */
     d = base_desc(&e, 129, 257, 136);
     d.ab_type = BC_DTYPE_F16, d.d_type = BC_DTYPE_F32;
     d.alpha = 0.5f, d.beta = -2.0f, d.c = e.c, d.bias = e.bias, d.relu = 1;
     d.lda = 144, d.ldb = 152, d.ldc = 300, d.ldd = 260;
     p = launch_and_decode(&e, &d, &l);
-    assert_string_equal(l->kernel, "bc_gemm_sm90_f16_f32");
-    /* 2 x 2 tiles fill under half the SMs: K split into 3 single k-block pieces */
-    assert_int_equal(p.tiles_m, 2), assert_int_equal(p.tiles_n, 2), assert_int_equal(p.k_blocks, 3);
+    assert_int_equal(p.split_k, 1), assert_int_equal(l->grid[0], 27);
+    assert_false(has_cooperative(l));
+    d.split_k = 3;
+    d.ab_type = BC_DTYPE_F16, d.d_type = BC_DTYPE_F32;
+    d.alpha = 0.5f, d.beta = -2.0f, d.c = e.c, d.bias = e.bias, d.relu = 1;
+    d.lda = 144, d.ldb = 152, d.ldc = 300, d.ldd = 260;
+    p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32");
+    assert_int_equal(l->block[0], 256);
+    assert_int_equal(l->smem, BC_SM90_SMEM_OF(BC_SM90_CFG_64X32));
+    assert_int_equal(p.ab_type, BC_DTYPE_F16), assert_int_equal(p.d_type, BC_DTYPE_F32);
+    assert_int_equal(p.tiles_m, 3), assert_int_equal(p.tiles_n, 9), assert_int_equal(p.k_blocks, 3);
     assert_int_equal(p.split_k, 3), assert_int_equal(p.kb_per_split, 1);
-    assert_int_equal(l->grid[0], 12);
+    assert_int_equal(l->grid[0], 81);
     assert_true(p.ws != 0);
     assert_true(has_cooperative(l));
     assert_int_equal(p.flags, BC_GEMM_F_C | BC_GEMM_F_BIAS | BC_GEMM_F_RELU);
     assert_int_equal(p.c, e.c), assert_int_equal(p.bias, e.bias);
     assert_int_equal(p.ldc, 300), assert_int_equal(p.ldd, 260);
     assert_true(p.alpha == 0.5f && p.beta == -2.0f);
-    check_map(p.tmap_a, e.a, 136, 129, 288, 64, 128, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
-    check_map(p.tmap_b, e.b, 136, 257, 304, 64, 256, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+    check_map(p.tmap_a, e.a, 136, 129, 288, 64, 64, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+    check_map(p.tmap_b, e.b, 136, 257, 304, 64, 32, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
 
-    /* skinny: 16 tiles, 64 k-blocks -> 8 splits of 8, 128 CTAs */
+    /* the same without C: f32 D by TMA store, 32 columns (128 B) a box */
+    d.beta = 0.0f, d.c = 0, d.split_k = 1;
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.flags, BC_GEMM_F_BIAS | BC_GEMM_F_RELU | BC_GEMM_F_TMA_STORE);
+    assert_int_equal(p.split_k, 1), assert_int_equal(l->grid[0], 27);
+    assert_false(has_cooperative(l));
+    check_map(p.tmap_d, e.d, 257, 129, 1040, 32, 64, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+    /* a D row pitch that is not a 16-byte multiple: the thread path */
+    d.ldd = 259;
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.flags, BC_GEMM_F_BIAS | BC_GEMM_F_RELU);
+
+    /* skinny: 128 tiles of 64x32 (bf16 D rows of 64 B: 64-byte swizzle), no split */
     d = base_desc(&e, 16, 4096, 4096);
     p = launch_and_decode(&e, &d, &l);
-    assert_int_equal(p.split_k, 8), assert_int_equal(p.kb_per_split, 8);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32");
+    assert_int_equal(p.split_k, 1);
     assert_int_equal(l->grid[0], 128);
-    /* 64 k-blocks over at most 16 splits when the tiles are few: 4 tiles -> 16 x 4 */
+    check_map_sw(p.tmap_d, e.d, 4096, 16, 8192, 32, 64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, CU_TENSOR_MAP_SWIZZLE_64B);
+    /* 32 tiles and 64 k-blocks: 4 splits of 16; split_k = 8 asks for 8 of 8;
+     * 16 k-blocks are too few for the rule */
     d = base_desc(&e, 64, 1024, 4096);
     p = launch_and_decode(&e, &d, &l);
-    assert_int_equal(p.split_k, 16), assert_int_equal(p.kb_per_split, 4);
-    assert_int_equal(l->grid[0], 64);
+    assert_int_equal(p.split_k, 4), assert_int_equal(p.kb_per_split, 16);
+    assert_int_equal(l->grid[0], 128);
+    d.split_k = 8;
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.split_k, 8), assert_int_equal(p.kb_per_split, 8);
+    assert_int_equal(l->grid[0], 132);
+    d = base_desc(&e, 64, 1024, 1024);
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.split_k, 1), assert_int_equal(l->grid[0], 32);
+    /* 1 tile, 40 k-blocks: S = min(132, 40 / 8) = 5 pieces of 8 */
+    d = base_desc(&e, 32, 32, 2560);
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.split_k, 5), assert_int_equal(p.kb_per_split, 8);
 
+    env_close(&e);
+}
+
+/* The configuration rule (README): the least waves x tile area / weight on
+ * 132 SMs; and an explicit choice. */
+static void test_config_rule(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    static const struct {
+        int64_t m, n, k;
+        const char *kernel;
+    } cases[] = {
+        {8192, 8192, 8192, "bc_gemm_sm90_128x256"}, {2048, 2048, 2048, "bc_gemm_sm90_128x256"},
+        {4096, 4096, 1024, "bc_gemm_sm90_128x256"}, {512, 4096, 4096, "bc_gemm_sm90_128x128"},
+        {1024, 1024, 1024, "bc_gemm_sm90_128x64"},  {256, 4096, 4096, "bc_gemm_sm90_128x64"},
+        {128, 2048, 2048, "bc_gemm_sm90_64x32"},    {64, 1024, 1024, "bc_gemm_sm90_64x32"},
+        {1, 1, 8, "bc_gemm_sm90_64x32"},
+    };
+    const fake_launch *l = NULL;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        /* the fake never touches the buffers: the shapes may exceed them */
+        bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
+        launch_and_decode(&e, &d, &l);
+        if (strcmp(l->kernel, cases[i].kernel) != 0)
+            fail_msg("%lldx%lldx%lld: chose %s, the rule says %s", (long long)cases[i].m, (long long)cases[i].n,
+                     (long long)cases[i].k, l->kernel, cases[i].kernel);
+    }
+    bc_gemm_desc d = base_desc(&e, 4096, 4096, 4096);
+    d.config = "sm90_64x32";
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32");
+    bc_gemm_plan *plan = NULL;
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &plan));
+    bc_gemm_plan_info info;
+    assert_ok(bc_gemm_plan_query(plan, &info));
+    assert_string_equal(info.config, "sm90_64x32");
+    assert_int_equal(info.tile_m, 64), assert_int_equal(info.tile_n, 32), assert_int_equal(info.tile_k, 64);
+    assert_int_equal(info.tiles, 64 * 128);
+    bc_gemm_plan_destroy(plan);
     env_close(&e);
 }
 
@@ -365,11 +453,12 @@ static void test_set_pointers_and_graph_update(void **state)
 
     uint64_t replaces = fake_tensor_map_replaces();
     assert_ok(bc_gemm_plan_set_pointers(plan, e.c, e.a, 0, e.b, 0));
-    assert_int_equal(fake_tensor_map_replaces() - replaces, 2);
+    assert_int_equal(fake_tensor_map_replaces() - replaces, 3); /* A, B and D (TMA-store epilogue) */
     assert_ok(bc_gemm_launch(plan, e.s));
     memcpy(&p, fake_last_launch()->params, sizeof p);
     assert_int_equal(p.tmap_a[0], e.c);
     assert_int_equal(p.tmap_b[0], e.a);
+    assert_int_equal(p.tmap_d[0], e.b);
     assert_int_equal(p.d, e.b);
 
     uint64_t calls = fake_calls();
@@ -408,29 +497,34 @@ static void test_tensor_map_rules(void **state)
     uint64_t map[16];
     struct {
         uint64_t base, cols, rows, row_bytes;
-        uint32_t bc, br;
+        uint32_t bc, br, sw;
         const char *rule;
     } cases[] = {
-        {0x1008, 64, 64, 128, 64, 64, "globalAddress"},
-        {0x1000, 0, 64, 128, 64, 64, "globalDim"},
-        {0x1000, 64, (1ull << 32) + 1, 128, 64, 64, "globalDim"},
-        {0x1000, 64, 64, 120, 64, 64, "globalStrides"},
-        {0x1000, 64, 64, 1ull << 40, 64, 64, "globalStrides"},
-        {0x1000, 64, 64, 64, 64, 64, "globalStrides"}, /* stride shorter than a row */
-        {0x1000, 64, 64, 128, 0, 64, "boxDim"},
-        {0x1000, 64, 64, 128, 64, 257, "boxDim"},
-        {0x1000, 64, 64, 128, 4, 64, "boxDim"},   /* 8 inner bytes */
-        {0x1000, 128, 64, 256, 128, 64, "swizzle"}, /* 256 inner bytes > 128 */
+        {0x1008, 64, 64, 128, 64, 64, 128, "globalAddress"},
+        {0x1000, 0, 64, 128, 64, 64, 128, "globalDim"},
+        {0x1000, 64, (1ull << 32) + 1, 128, 64, 64, 128, "globalDim"},
+        {0x1000, 64, 64, 120, 64, 64, 128, "globalStrides"},
+        {0x1000, 64, 64, 1ull << 40, 64, 64, 128, "globalStrides"},
+        {0x1000, 64, 64, 64, 64, 64, 128, "globalStrides"}, /* stride shorter than a row */
+        {0x1000, 64, 64, 128, 0, 64, 128, "boxDim"},
+        {0x1000, 64, 64, 128, 64, 257, 128, "boxDim"},
+        {0x1000, 64, 64, 128, 4, 64, 128, "boxDim"},    /* 8 inner bytes */
+        {0x1000, 128, 64, 256, 128, 64, 128, "swizzle"}, /* 256 inner bytes > 128 */
+        {0x1000, 64, 64, 128, 64, 64, 64, "swizzle"},    /* 128 inner bytes > 64 */
+        {0x1000, 64, 64, 128, 16, 64, 32, "swizzle"},    /* a span we never use */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        assert_status(bc__tmap_encode_sw128(map, "T", BC_DTYPE_BF16, cases[i].base, cases[i].cols, cases[i].rows,
-                                            cases[i].row_bytes, cases[i].bc, cases[i].br),
-                      BC_ERR_TENSOR_MAP);
+        const bc__tmap_desc t = {"T", BC_DTYPE_BF16, cases[i].base, cases[i].cols, cases[i].rows,
+                                 cases[i].row_bytes, cases[i].bc, cases[i].br, cases[i].sw};
+        assert_status(bc__tmap_encode(map, &t), BC_ERR_TENSOR_MAP);
         bc_error_detail det;
         bc_last_error(&det);
         assert_string_equal(det.call, cases[i].rule);
     }
-    assert_ok(bc__tmap_encode_sw128(map, "T", BC_DTYPE_BF16, 0x1000, 64, 64, 128, 64, 64));
+    const bc__tmap_desc ok128 = {"T", BC_DTYPE_BF16, 0x1000, 64, 64, 128, 64, 64, 128};
+    assert_ok(bc__tmap_encode(map, &ok128));
+    const bc__tmap_desc ok64 = {"T", BC_DTYPE_F32, 0x1000, 16, 64, 64, 16, 64, 64};
+    assert_ok(bc__tmap_encode(map, &ok64));
     env_close(&e);
 }
 
@@ -440,6 +534,7 @@ int main(void)
         ft_test(test_validation_rules),
         ft_test(test_no_kernel_for_device),
         ft_test(test_packed_launch_sm90),
+        ft_test(test_config_rule),
         ft_test(test_packed_launch_sm100),
         ft_test(test_launch_is_one_call_no_alloc),
         ft_test(test_set_pointers_and_graph_update),

@@ -38,6 +38,7 @@ typedef struct bench_opts {
     bc_dtype ab, out;
     int replays, warmup, json;
     const char *config;
+    uint32_t split_k;
 } bench_opts;
 
 typedef struct bench_row {
@@ -69,7 +70,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: barecuda bench [--shapes MxNxK[,MxNxK...]] [--dtype bf16|f16] [--out bf16|f16|f32]\n"
-            "                      [--replays R] [--warmup W] [--config NAME] [--json]\n"
+            "                      [--replays R] [--warmup W] [--config NAME] [--split S] [--json]\n"
             "Device time per GEMM (D = A[MxK] . B[NxK]^T), timed like tools/bench_cublas.py: per shape a graph\n"
             "of %d launches over 2..8 rotating input sets (N(0,1) data), W warm-up replays (default 3), then R\n"
             "replays (default 20) each between two events; per GEMM = replay / %d; median, min, max.\n"
@@ -83,6 +84,7 @@ static int parse(int argc, char **argv, bench_opts *o)
     static const struct option longs[] = {
         {"shapes", 1, 0, 's'}, {"dtype", 1, 0, 't'},  {"out", 1, 0, 'o'},  {"replays", 1, 0, 'r'},
         {"warmup", 1, 0, 'w'}, {"config", 1, 0, 'C'}, {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'},
+        {"split", 1, 0, 'S'},
         {0, 0, 0, 0},
     };
     memset(o, 0, sizeof *o);
@@ -122,6 +124,11 @@ static int parse(int argc, char **argv, bench_opts *o)
             o->warmup = (int)v;
             break;
         case 'C': o->config = optarg; break;
+        case 'S':
+            if (bc_cli_parse_ll(optarg, 0, 16, &v))
+                return fprintf(stderr, "barecuda bench: bad --split '%s' (0 = the rule, 1 = none, 2..16)\n", optarg), -1;
+            o->split_k = (uint32_t)v;
+            break;
         case 'j': o->json = 1; break;
         case 'h': usage(stdout); exit(BC_EXIT_OK);
         default:
@@ -273,6 +280,7 @@ static bc_status run_shape(bench_ctx *c, const bc_shape *sh, bench_row *row)
         d[i].m = sh->m, d[i].n = sh->n, d[i].k = sh->k;
         d[i].ab_type = o->ab, d[i].d_type = o->out;
         d[i].config = o->config;
+        d[i].split_k = o->split_k;
     }
     for (int i = 0; i < sets; i++) {
         TRY(bc_mem_alloc(c->dev, sa, &d[i].a));

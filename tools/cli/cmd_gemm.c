@@ -24,7 +24,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: barecuda gemm --m M --n N --k K [--dtype bf16|f16] [--out bf16|f16|f32]\n"
                "                     [--alpha A] [--beta B] [--bias] [--relu] [--check-rows R]\n"
-               "                     [--iters I] [--config NAME] [--tile-report] [--json]\n"
+               "                     [--iters I] [--config NAME] [--split S] [--tile-report] [--json]\n"
                "D = relu?(alpha * A[MxK] . B[NxK]^T + beta * C + bias); inputs N(0,1), fresh seed each run\n"
                "(BC_SEED replays). Exit 0 when the check passes, %d when it fails.\n",
                BC_EXIT_VERIFY);
@@ -36,7 +36,8 @@ static int parse(int argc, char **argv, gemm_opts *o)
         {"m", 1, 0, 'm'},     {"n", 1, 0, 'n'},     {"k", 1, 0, 'k'},        {"dtype", 1, 0, 't'},
         {"out", 1, 0, 'o'},   {"alpha", 1, 0, 'a'}, {"beta", 1, 0, 'b'},     {"bias", 0, 0, 'B'},
         {"relu", 0, 0, 'r'},  {"check-rows", 1, 0, 'c'}, {"iters", 1, 0, 'i'}, {"json", 0, 0, 'j'},
-        {"tile-report", 0, 0, 'T'}, {"config", 1, 0, 'C'}, {"help", 0, 0, 'h'},  {0, 0, 0, 0},
+        {"tile-report", 0, 0, 'T'}, {"config", 1, 0, 'C'}, {"help", 0, 0, 'h'},  {"split", 1, 0, 'S'},
+        {0, 0, 0, 0},
     };
     bc_gemm_desc_default(&o->d);
     o->d.d_type = BC_DTYPE_BF16;
@@ -59,6 +60,7 @@ static int parse(int argc, char **argv, gemm_opts *o)
         case 'j': o->json = 1; break;
         case 'T': o->tile_report = 1; break;
         case 'C': o->d.config = optarg; break;
+        case 'S': o->d.split_k = (uint32_t)atoi(optarg); break;
         case 'h': usage(stdout); exit(BC_EXIT_OK);
         default: return -1;
         }

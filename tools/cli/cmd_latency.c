@@ -36,6 +36,7 @@ typedef struct lat_opts {
     int cpu, priority, json, check;
     uint64_t timeout_ns;
     const char *csv, *svg, *config;
+    uint32_t split_k;
 } lat_opts;
 
 typedef struct lat_ctx {
@@ -57,7 +58,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: barecuda latency [--m M --n N --k K | --shape MxNxK] [--dtype bf16|f16] [--out bf16|f16|f32]\n"
             "                        [--runs R] [--warmup W] [--mode stream|graph|all] [--wait spin|yield|block|all]\n"
-            "                        [--cpu C] [--priority P] [--csv FILE] [--svg FILE] [--json] [--config NAME]\n"
+            "                        [--cpu C] [--priority P] [--csv FILE] [--svg FILE] [--json] [--config NAME] [--split S]\n"
             "                        [--timeout-ms T] [--no-check]\n"
             "End-to-end latency of one GEMM plan (default 128x2048x2048 bf16), host call -> completion seen by the\n"
             "host, R runs (default 10000; --n is the GEMM's N) after W warm-up runs (default 200), per mode and\n"
@@ -96,6 +97,7 @@ static int parse(int argc, char **argv, lat_opts *o)
         {"warmup", 1, 0, 'w'},  {"mode", 1, 0, 'M'},     {"wait", 1, 0, 'W'},   {"cpu", 1, 0, 'c'},
         {"priority", 1, 0, 'p'}, {"csv", 1, 0, 'v'},     {"svg", 1, 0, 'g'},    {"json", 0, 0, 'j'},
         {"config", 1, 0, 'C'},  {"timeout-ms", 1, 0, 'T'}, {"no-check", 0, 0, 'x'}, {"help", 0, 0, 'h'},
+        {"split", 1, 0, 'K'},
         {0, 0, 0, 0},
     };
     memset(o, 0, sizeof *o);
@@ -171,6 +173,11 @@ static int parse(int argc, char **argv, lat_opts *o)
         case 'g': o->svg = optarg; break;
         case 'j': o->json = 1; break;
         case 'C': o->config = optarg; break;
+        case 'K':
+            if (bc_cli_parse_ll(optarg, 0, 16, &v))
+                BAD("bad --split '%s' (0 = the rule, 1 = none, 2..16)\n", optarg);
+            o->split_k = (uint32_t)v;
+            break;
         case 'x': o->check = 0; break;
         case 'h': usage(stdout); exit(BC_EXIT_OK);
         default: BAD("unknown option or missing value: '%s'\n", argv[optind - 1]);
@@ -247,6 +254,7 @@ static bc_status setup(lat_ctx *c, bc_device_info *di, int *prio_eff)
     c->d.m = o->m, c->d.n = o->n, c->d.k = o->k;
     c->d.ab_type = o->ab, c->d.d_type = o->out;
     c->d.config = o->config;
+    c->d.split_k = o->split_k;
     c->fd = c->d;
     c->fd.m = 1, c->fd.n = 1, c->fd.k = 8;
     c->fd.config = NULL;
@@ -309,6 +317,11 @@ static int plan_series(const lat_opts *o, lat_series *s, uint64_t *store)
     snprintf(s[n].mode, sizeof s[n].mode, "empty-kernel");
     snprintf(s[n].policy, sizeof s[n].policy, "launch_call");
     s[n].graph = 0, s[n].floor = 2, s[n].kind = LAT_LAUNCH, s[n].wait = BC_SCHED_SPIN;
+    n++;
+    /* and end to end: the launch-and-wait floor of this machine and driver */
+    snprintf(s[n].mode, sizeof s[n].mode, "empty-kernel");
+    snprintf(s[n].policy, sizeof s[n].policy, "spin");
+    s[n].graph = 0, s[n].floor = 2, s[n].kind = LAT_E2E, s[n].wait = BC_SCHED_SPIN;
     n++;
     for (int i = 0; i < n; i++) {
         s[i].ns = store + (size_t)(2 * i) * (size_t)o->runs;

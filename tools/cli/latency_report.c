@@ -47,6 +47,10 @@ void lat_print_text(const lat_report *r)
         const lat_series *s = &r->series[i];
         if (s->kind != LAT_E2E)
             continue;
+        if (s->floor == 2) {
+            row(s, "empty kernel (cuLaunchKernelEx) / spin");
+            continue;
+        }
         shape_str(r, s->floor, shape, sizeof shape);
         snprintf(label, sizeof label, "%s / %s%s%s", s->graph ? "graph" : "stream", s->policy,
                  s->floor ? "  " : "", s->floor ? shape : "");

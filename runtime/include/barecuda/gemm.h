@@ -46,6 +46,10 @@ typedef struct bc_gemm_desc {
     const char *config;   /* NULL: the documented rule picks; else the name of a
                              compiled-in configuration (benchmarks, tests);
                              an unknown or unsuitable name is BC_ERR_INVALID_ARGUMENT */
+    uint32_t split_k;     /* 0: the rule decides; 1: never split K; S >= 2: split K
+                             into S pieces (at most 16 and the k-block count) reduced
+                             in a fixed order; S >= 2 on a configuration without
+                             split-K is BC_ERR_INVALID_ARGUMENT */
 } bc_gemm_desc;
 
 /* Contract: fills *out_desc with m=n=k=0, bf16 in, bf16 out, alpha 1, beta 0,
@@ -79,7 +83,7 @@ bc_status bc_gemm_launch(const bc_gemm_plan *plan, bc_stream *stream);
 void bc_gemm_plan_destroy(bc_gemm_plan *plan);
 
 typedef struct bc_gemm_plan_info {
-    const char *config;      /* configuration name, e.g. "sm90_128x256x64_ws" */
+    const char *config;      /* configuration name, e.g. "sm90_128x256" */
     const char *kernel;      /* kernel symbol */
     uint32_t tile_m, tile_n, tile_k;
     uint32_t grid_x, block_x, cluster_x;
