@@ -116,4 +116,34 @@ BC_DEVICE void bc_epi_store_pair(const bc_epi *e, uint32_t row, uint32_t col, fl
         bc_epi_store_one(e, i + 1, v1, out_t);
 }
 
+/* Finishes v[0..3] (already alpha * acc) for columns col..col+3 of `row`
+ * and stores them: one 8- or 16-byte store when all four are inside N and
+ * the group is aligned, else element by element; nothing outside M or N. */
+BC_DEVICE void bc_epi_store4(const bc_epi *e, uint32_t row, uint32_t col, const float *v, int out_t)
+{
+    if (row >= e->m)
+        return;
+    const uint64_t i = (uint64_t)row * e->ldd + col;
+    float f[4];
+#pragma unroll
+    for (uint32_t k = 0; k < 4; k++)
+        f[k] = col + k < e->n ? bc_epi_finish(e, v[k], row, col + k, out_t) : 0.0f;
+    if (col + 4u <= e->n && (i & 3u) == 0) {
+        if (out_t == BC_OUT_F32) {
+            typedef float f32x4 __attribute__((ext_vector_type(4)));
+            const f32x4 q = {f[0], f[1], f[2], f[3]};
+            ((f32x4 *)e->d)[i / 4] = q;
+        } else {
+            typedef uint32_t u32x2 __attribute__((ext_vector_type(2)));
+            const u32x2 q = {bc_pack2(f[0], f[1], out_t), bc_pack2(f[2], f[3], out_t)};
+            ((u32x2 *)e->d)[i / 4] = q;
+        }
+        return;
+    }
+#pragma unroll
+    for (uint32_t k = 0; k < 4; k++)
+        if (col + k < e->n)
+            bc_epi_store_one(e, i + k, f[k], out_t);
+}
+
 #endif

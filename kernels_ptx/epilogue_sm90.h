@@ -53,6 +53,17 @@ BC_DEVICE void bc_st_shared_v2f32(uint32_t a, float x, float y)
     asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(a), "f"(x), "f"(y));
 }
 
+typedef struct bc_f32x4s {
+    float x, y, z, w;
+} bc_f32x4s;
+
+BC_DEVICE bc_f32x4s bc_ld_shared_v4f32(uint32_t a)
+{
+    bc_f32x4s v;
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(a));
+    return v;
+}
+
 BC_DEVICE float bc_ld_shared_f32(uint32_t a)
 {
     float v;

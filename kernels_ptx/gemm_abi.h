@@ -31,16 +31,21 @@
 #define BC_SM90_SMEM_BYTES(cons, bn, stages) \
     ((stages) * BC_SM90_STAGE_BYTES(cons, bn) + (cons) * 2 * BC_SM90_EPI_BUF_BYTES + 2 * (stages) * 8 + 1024)
 
-/* The compiled-in sm_90a configurations, "CONS, BN, STAGES" (BM = 64*CONS):
- * use them through BC__APPLY so that they expand to three arguments. */
-#define BC_SM90_CFG_128X256 2, 256, 4
-#define BC_SM90_CFG_128X128 2, 128, 6
-#define BC_SM90_CFG_128X64 2, 64, 8
-#define BC_SM90_CFG_64X32 1, 32, 16
+/* The compiled-in sm_90a configurations, "CONS, BN, STAGES, KS" (BM =
+ * 64*CONS; KS = 1: split-K over a cluster, the partials added through
+ * distributed shared memory). Use them through BC__APPLY so that they
+ * expand to four arguments. */
+#define BC_SM90_CFG_128X256 2, 256, 4, 0
+#define BC_SM90_CFG_128X256S 2, 256, 4, 1
+#define BC_SM90_CFG_128X128 2, 128, 6, 0
+#define BC_SM90_CFG_128X128S 2, 128, 6, 1
+#define BC_SM90_CFG_128X64 2, 64, 8, 0
+#define BC_SM90_CFG_64X32 1, 32, 16, 0
 #define BC__APPLY(f, ...) f(__VA_ARGS__)
-#define BC__SM90_THREADS3(cons, bn, stages) BC_SM90_THREADS(cons)
-#define BC_SM90_SMEM_OF(cfg) BC__APPLY(BC_SM90_SMEM_BYTES, cfg)
-#define BC_SM90_THREADS_OF(cfg) BC__APPLY(BC__SM90_THREADS3, cfg)
+#define BC__SM90_SMEM4(cons, bn, stages, ks) BC_SM90_SMEM_BYTES(cons, bn, stages)
+#define BC__SM90_THREADS4(cons, bn, stages, ks) BC_SM90_THREADS(cons)
+#define BC_SM90_SMEM_OF(cfg) BC__APPLY(BC__SM90_SMEM4, cfg)
+#define BC_SM90_THREADS_OF(cfg) BC__APPLY(BC__SM90_THREADS4, cfg)
 
 /* ---- sm_100a configuration (assembled, never run here): tcgen05.mma
  * cta_group::1 kind::f16 128x256x16, 128x256x64 tile, 4-stage TMA ring with
@@ -64,17 +69,6 @@
 #define BC_SM100_BAR_BYTES 128
 #define BC_SM100_SMEM_BYTES (BC_SM100_STAGES * BC_SM100_STAGE_BYTES + BC_SM100_BAR_BYTES + 1024)
 
-/* Split-K workspace: a grid barrier (arrival count and generation, on their
- * own 128-byte lines), then fp32 partials [split][M][N]. Every split of a
- * tile writes its partial; after the barrier all CTAs reduce disjoint
- * element ranges, summing splits 0, 1, ..., S-1 in that order, so the bytes
- * do not depend on which CTA finished first. The barrier is self-resetting;
- * the workspace belongs to one plan, which must not run concurrently with
- * itself. */
-#define BC_SPLITK_COUNT_OFF 0
-#define BC_SPLITK_GEN_OFF 128
-#define BC_SPLITK_PARTIALS_OFF 256
-
 /* bc_gemm_params.flags */
 #define BC_GEMM_F_C 1u         /* add beta * C */
 #define BC_GEMM_F_BIAS 2u      /* add bias[n] */
@@ -96,10 +90,8 @@ typedef struct bc_gemm_params {
     uint32_t tiles_m, tiles_n;        /* ceil(M/BM), ceil(N/BN) */
     uint32_t k_blocks;                /* ceil(K/BK) */
     uint32_t group_m;                 /* raster: bands of group_m tile rows */
-    uint32_t split_k;                 /* 1, or K splits reduced in fixed order (below) */
-    uint32_t kb_per_split;            /* k-blocks per split (the last may have fewer) */
-    uint64_t ws;                      /* split-K workspace (BC_SPLITK_* layout), 0 when split_k == 1 */
-    uint32_t reserved_[6];            /* pads to 512 = 8 x 64 bytes */
+    uint32_t split_k;                 /* CTAs per cluster sharing a tile's K (split-K kernels), else 1 */
+    uint32_t reserved_[9];            /* pads to 512 = 8 x 64 bytes */
 } bc_gemm_params;
 
 _Static_assert(sizeof(bc_gemm_params) == 512, "bc_gemm_params layout changed: update both sides");

@@ -4,28 +4,31 @@
  * warpgroups of 64 rows each (BM = 64 * CONS), BN columns, BK = 64, a ring of
  * STAGES stages. Input type (bf16/f16) and output type (bf16/f16/f32) are
  * launch parameters: the main loop is compiled once per input type and the
- * branch between them is taken once per tile, the epilogue branches on the
+ * branch between them is taken once per tile; the epilogue branches on the
  * output type once per chunk.
  *
  * Warpgroup 0 is the producer: one thread issues the TMA loads of A
  * (BM x 64) and B (BN x 64), 128-byte swizzled, into stage s, completing on
  * full[s]. Warpgroups 1..CONS are consumers: each runs wgmma m64nBNk16 over
  * its 64 rows of the stage, keeps one wgmma group in flight, and hands the
- * stage back on empty[s] (one arrival per consumer). The grid is persistent
- * (tile_sched.h). Each output tile is reduced by one CTA in increasing K
- * order: results are bitwise reproducible. The epilogue (epilogue_sm90.h)
- * stages through shared memory and leaves by TMA store when it can.
+ * stage back on empty[s] (one arrival per consumer). Each output element is
+ * reduced in a fixed order: results are bitwise reproducible.
  *
- * Split-K (split_k = S > 1, a cooperative launch): a work unit is a (tile,
- * split) pair covering k-blocks [s * kb_per_split, (s + 1) * kb_per_split);
- * consumers store fp32 partials, then every CTA joins the fixed-order
- * reduction of splitk.h.
+ * Whole-tile configurations (KS = 0): a persistent grid (tile_sched.h), one
+ * CTA per tile in increasing K; the epilogue (epilogue_sm90.h) stages through
+ * shared memory and leaves by TMA store when it can.
+ *
+ * Split-K configurations (KS = 1): a cluster of S CTAs (the launch's cluster
+ * size, 2..8) per tile, one cluster per tile (no persistence); CTA r reduces
+ * its share of the k-blocks, and the cluster adds the S partials through
+ * distributed shared memory in the order 0..S-1 (splitk.h).
  *
  * Edges: TMA zero-fills rows/columns of A and B outside the tensor, so a
  * partial tile's accumulators are exact; the epilogue clips at M and N.
  */
 #include "epilogue_sm90.h"
 #include "gemm_abi.h"
+#include "ptx/cluster.h"
 #include "ptx/fence.h"
 #include "ptx/mbarrier.h"
 #include "ptx/sreg.h"
@@ -38,28 +41,20 @@ extern __attribute__((address_space(3))) __attribute__((aligned(1024))) uint8_t 
 
 #define SM90_CONSUMER_REGS 232
 #define SM90_PRODUCER_REGS 40
-#define SM90_BAR_SPLITK 1u   /* named barrier of all consumers (split-K) */
-#define SM90_BAR_EPI0 2u     /* + c: consumer c's epilogue barrier */
+#define SM90_BAR_EPI0 2u      /* + c: consumer c's epilogue barrier */
 
 typedef struct sm90_sched {
     uint32_t tiles_m, tiles_n, k_blocks, group_m;
-    uint32_t split_k, kb_per_split;
 } sm90_sched;
 
 /* The compile-time shape of a configuration. */
 typedef struct sm90_shape {
-    uint32_t cons, bn, stages;
+    uint32_t cons, bn, stages, ks;
 } sm90_shape;
 
-/* The k-blocks of split s: [*kb0, *kb1). */
-BC_DEVICE void sm90_k_range(const sm90_sched *sc, uint32_t s, uint32_t *kb0, uint32_t *kb1)
-{
-    *kb0 = s * sc->kb_per_split;
-    *kb1 = *kb0 + sc->kb_per_split < sc->k_blocks ? *kb0 + sc->kb_per_split : sc->k_blocks;
-}
-
 /* Shared-memory map, from the 1024-byte aligned base: the stages, the
- * staging buffers (2 per consumer), then the full[] and empty[] barriers. */
+ * staging buffers (2 per consumer), then the full[] and empty[] barriers. A
+ * split-K CTA reuses the stages for its partial once its loads are done. */
 BC_DEVICE uint32_t sm90_stage(sm90_shape g, uint32_t base, uint32_t s)
 {
     return base + s * BC_SM90_STAGE_BYTES(g.cons, g.bn);
@@ -77,12 +72,25 @@ BC_DEVICE uint32_t sm90_empty(sm90_shape g, uint32_t base, uint32_t s)
     return sm90_epi_buf(g, base, g.cons) + 8u * (g.stages + s);
 }
 
-/* Work units: (tile, split) pairs, the split index running fastest. */
-BC_DEVICE uint32_t sm90_units(const sm90_sched *sc) { return sc->tiles_m * sc->tiles_n * sc->split_k; }
-
-BC_DEVICE bc_tile sm90_tile(const sm90_sched *sc, uint32_t unit)
+/* The CTA's walk over work: whole-tile kernels take tiles b, b + G, ...;
+ * a split-K cluster takes the one tile of its cluster index. */
+BC_DEVICE uint32_t sm90_first(sm90_shape g) { return g.ks ? bc_clusterid_x() : bc_ctaid_x(); }
+BC_DEVICE uint32_t sm90_stride(sm90_shape g, const sm90_sched *sc)
 {
-    return bc_tile_of(unit / sc->split_k, sc->tiles_m, sc->tiles_n, sc->group_m);
+    return g.ks ? sc->tiles_m * sc->tiles_n : bc_nctaid_x();
+}
+
+/* The k-blocks this CTA reduces for a tile: all of them, or its share
+ * [kb*r/S, kb*(r+1)/S), never empty (the plan keeps S <= k-blocks). */
+BC_DEVICE void sm90_k_range(sm90_shape g, const sm90_sched *sc, uint32_t *kb0, uint32_t *kb1)
+{
+    if (!g.ks) {
+        *kb0 = 0, *kb1 = sc->k_blocks;
+        return;
+    }
+    const uint32_t s = bc_cluster_nctarank(), r = bc_cluster_ctarank();
+    *kb0 = sc->k_blocks * r / s;
+    *kb1 = sc->k_blocks * (r + 1u) / s;
 }
 
 BC_DEVICE void sm90_advance(sm90_shape g, uint32_t *stage, uint32_t *phase)
@@ -95,12 +103,11 @@ BC_DEVICE void sm90_advance(sm90_shape g, uint32_t *stage, uint32_t *phase)
 
 BC_DEVICE void sm90_producer(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, const sm90_sched *sc, uint32_t base)
 {
-    const uint32_t units = sm90_units(sc);
-    uint32_t stage = 0, phase = 0;
-    for (uint32_t u = bc_ctaid_x(); u < units; u += bc_nctaid_x()) {
-        bc_tile tile = sm90_tile(sc, u);
-        uint32_t kb0, kb1;
-        sm90_k_range(sc, u % sc->split_k, &kb0, &kb1);
+    const uint32_t tiles = sc->tiles_m * sc->tiles_n;
+    uint32_t stage = 0, phase = 0, kb0, kb1;
+    sm90_k_range(g, sc, &kb0, &kb1);
+    for (uint32_t t = sm90_first(g); t < tiles; t += sm90_stride(g, sc)) {
+        const bc_tile tile = bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m);
         for (uint32_t kb = kb0; kb < kb1; kb++) {
             bc_mbar_wait(sm90_empty(g, base, stage), phase ^ 1u);
             const uint32_t full = sm90_full(g, base, stage), sa = sm90_stage(g, base, stage);
@@ -113,7 +120,8 @@ BC_DEVICE void sm90_producer(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, con
     }
 }
 
-/* The k-blocks [kb0, kb1) of one unit into acc; f16 a compile-time constant. */
+/* The k-blocks [kb0, kb1) (kb0 < kb1) of one tile into acc; f16 a
+ * compile-time constant. */
 BC_DEVICE void sm90_mainloop(sm90_shape g, float *acc, uint32_t base, uint32_t c, uint32_t kb0, uint32_t kb1,
                              uint32_t *stage, uint32_t *phase, const int f16)
 {
@@ -144,62 +152,51 @@ BC_DEVICE void sm90_mainloop(sm90_shape g, float *acc, uint32_t base, uint32_t c
         asm volatile("" : "+f"(acc[i])::"memory"); /* no accumulator read above the wait */
 }
 
-/* Split-K: consumer warpgroup `c` stores its rows of the tile's partial. */
-BC_DEVICE void sm90_store_partial(sm90_shape g, const bc_epi *e, uint64_t part, const float *acc, bc_tile tile,
-                                  uint32_t c, uint32_t t128)
+/* Split-K: once every main loop of the cluster is done (first barrier: the
+ * stage rings are free), each consumer sends its accumulator rows to their
+ * owners' slots; after the second barrier every slot is written and each CTA
+ * finishes its own rows from its own shared memory. */
+BC_DEVICE void sm90_split_finish(sm90_shape g, const bc_epi *e, const float *acc, uint32_t base, bc_tile tile,
+                                 uint32_t c, int out_t)
 {
-    const uint32_t w = t128 / 32u, l = t128 % 32u;
-    const uint32_t row0 = tile.m * 64u * g.cons + c * 64u + 16u * w + l / 4u;
-    const uint32_t col0 = tile.n * g.bn + 2u * (l % 4u);
-#pragma unroll
-    for (uint32_t j = 0; j < g.bn / 8; j++) {
-#pragma unroll
-        for (uint32_t h = 0; h < 2; h++)
-            bc_splitk_store_pair(part, e->m, e->n, row0 + 8u * h, col0 + 8u * j, acc[4 * j + 2 * h],
-                                 acc[4 * j + 2 * h + 1]);
-    }
+    const uint32_t nthr = 128u * g.cons, tc = bc_tid_x() - BC_SM90_PRODUCER_THREADS;
+    const uint32_t rank = bc_cluster_ctarank(), s = bc_cluster_nctarank();
+    bc_cluster_sync_divergent();
+    bc_splitk_send(acc, 64u * g.cons, g.bn, base, rank, s, c, tc % 128u);
+    bc_cluster_sync_divergent();
+    bc_splitk_finish_rows(e, 64u * g.cons, g.bn, base, rank, s, tile.m * 64u * g.cons, tile.n * g.bn, tc, nthr,
+                          out_t);
 }
 
-BC_DEVICE void sm90_consumer(sm90_shape g, const sm90_sched *sc, const bc_epi *e, uint64_t ws, uint64_t tmap_d,
-                             uint32_t base, uint32_t c, int f16, int out_t)
+BC_DEVICE void sm90_consumer(sm90_shape g, const sm90_sched *sc, const bc_epi *e, uint64_t tmap_d, uint32_t base,
+                             uint32_t c, int f16, int out_t)
 {
-    const uint32_t units = sm90_units(sc);
+    const uint32_t tiles = sc->tiles_m * sc->tiles_n;
     const uint32_t t128 = bc_tid_x() % 128u;
     float acc[128];
-    uint32_t stage = 0, phase = 0, seq = 0;
+    uint32_t stage = 0, phase = 0, seq = 0, kb0, kb1;
+    sm90_k_range(g, sc, &kb0, &kb1);
     bc_sm90_epi_at at = {0, 0, sm90_epi_buf(g, base, c), SM90_BAR_EPI0 + c, t128, tmap_d};
-    for (uint32_t u = bc_ctaid_x(); u < units; u += bc_nctaid_x()) {
-        const uint32_t split = u % sc->split_k;
-        bc_tile tile = sm90_tile(sc, u);
-        uint32_t kb0, kb1;
-        sm90_k_range(sc, split, &kb0, &kb1);
+    for (uint32_t t = sm90_first(g); t < tiles; t += sm90_stride(g, sc)) {
+        const bc_tile tile = bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m);
         if (f16)
             sm90_mainloop(g, acc, base, c, kb0, kb1, &stage, &phase, 1);
         else
             sm90_mainloop(g, acc, base, c, kb0, kb1, &stage, &phase, 0);
-        if (sc->split_k == 1) {
+        if (g.ks) {
+            sm90_split_finish(g, e, acc, base, tile, c, out_t);
+        } else {
             at.row0 = tile.m * 64u * g.cons + c * 64u;
             at.col0 = tile.n * g.bn;
             bc_sm90_epilogue(e, acc, g.bn, out_t, &at, &seq);
-        } else {
-            sm90_store_partial(g, e, bc_splitk_partial(ws, split, e->m, e->n), acc, tile, c, t128);
         }
     }
     if (t128 == 0)
         bc_bulk_wait_all(); /* the last TMA stores have read their staging buffers */
-    if (sc->split_k == 1)
-        return;
-    /* every partial is stored: wait for all CTAs, then reduce a slice of D */
-    const uint32_t nthr = 128u * g.cons, tc = bc_tid_x() - BC_SM90_PRODUCER_THREADS;
-    bc_bar_sync(SM90_BAR_SPLITK, nthr);
-    if (tc == 0)
-        bc_grid_barrier(ws, bc_nctaid_x());
-    bc_bar_sync(SM90_BAR_SPLITK, nthr);
-    bc_splitk_reduce(e, ws, sc->split_k, bc_ctaid_x() * nthr + tc, bc_nctaid_x() * nthr, out_t);
 }
 
 BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_t tmap_d, const sm90_sched *sc,
-                         const bc_epi *e, uint64_t ws, int f16, int out_t)
+                         const bc_epi *e, int f16, int out_t)
 {
     const uint32_t base = (bc_smem_u32(bc_sm90_smem) + 1023u) & ~1023u;
     const uint32_t tid = bc_tid_x();
@@ -220,23 +217,31 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
         bc_setmaxnreg_dec(SM90_PRODUCER_REGS);
         if (tid == 0)
             sm90_producer(g, tmap_a, tmap_b, sc, base);
+        if (g.ks && sm90_first(g) < sc->tiles_m * sc->tiles_n) {
+            /* the producer warpgroup takes part in the consumers' two cluster
+             * barriers; its first warp reconverges first, so that the lanes
+             * waiting there do not hold back the one issuing the loads */
+            bc_syncwarp();
+            bc_cluster_sync();
+            bc_cluster_sync();
+        }
     } else {
         bc_setmaxnreg_inc(SM90_CONSUMER_REGS);
-        sm90_consumer(g, sc, e, ws, tmap_d, base, wg - 1u, f16, out_t);
+        sm90_consumer(g, sc, e, tmap_d, base, wg - 1u, f16, out_t);
     }
 }
 
 /* One kernel per configuration. The parameter is only ever read field by
  * field, and the tensor maps by their parameter-space address, so it never
  * leaves parameter space. */
-#define BC__SM90_KERNEL(name, cons, bn, stages)                                                    \
+#define BC__SM90_KERNEL(name, cons, bn, stages, ks)                                                \
     BC_KERNEL void name(bc_gemm_params p)                                                          \
     {                                                                                              \
-        const sm90_shape g = {cons, bn, stages};                                                   \
-        sm90_sched sc = {p.tiles_m, p.tiles_n, p.k_blocks, p.group_m, p.split_k, p.kb_per_split};  \
+        const sm90_shape g = {cons, bn, stages, ks};                                               \
+        sm90_sched sc = {p.tiles_m, p.tiles_n, p.k_blocks, p.group_m};                             \
         bc_epi e = {p.d, p.c, p.bias, p.m, p.n, p.ldd, p.ldc, p.alpha, p.beta, p.flags};           \
         sm90_gemm(g, bc_param_addr(#name "_param_0", 0), bc_param_addr(#name "_param_0", 128),     \
-                  bc_param_addr(#name "_param_0", 256), &sc, &e, p.ws, p.ab_type == 1, (int)p.d_type); \
+                  bc_param_addr(#name "_param_0", 256), &sc, &e, p.ab_type == 1, (int)p.d_type);   \
     }
 #define BC_SM90_KERNEL(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, cfg)
 
@@ -244,8 +249,13 @@ _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_128X256) <= 232448, "128x256: over th
 _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_128X128) <= 232448, "128x128: over the 227 KiB opt-in limit");
 _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_128X64) <= 232448, "128x64: over the 227 KiB opt-in limit");
 _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_64X32) <= 232448, "64x32: over the 227 KiB opt-in limit");
+/* the split-K slots, [BM][BN + pad] f32 in all, fit in the stages they reuse */
+_Static_assert(128 * (256 + BC_SPLITK_PAD) * 4 <= 4 * BC_SM90_STAGE_BYTES(2, 256), "128x256 split partial");
+_Static_assert(128 * (128 + BC_SPLITK_PAD) * 4 <= 6 * BC_SM90_STAGE_BYTES(2, 128), "128x128 split partial");
 
 BC_SM90_KERNEL(bc_gemm_sm90_128x256, BC_SM90_CFG_128X256)
+BC_SM90_KERNEL(bc_gemm_sm90_128x256s, BC_SM90_CFG_128X256S)
 BC_SM90_KERNEL(bc_gemm_sm90_128x128, BC_SM90_CFG_128X128)
+BC_SM90_KERNEL(bc_gemm_sm90_128x128s, BC_SM90_CFG_128X128S)
 BC_SM90_KERNEL(bc_gemm_sm90_128x64, BC_SM90_CFG_128X64)
 BC_SM90_KERNEL(bc_gemm_sm90_64x32, BC_SM90_CFG_64X32)

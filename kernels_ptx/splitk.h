@@ -1,101 +1,72 @@
-/* Deterministic split-K (gemm_abi.h, BC_SPLITK_*): each split of a tile
- * stores its fp32 partial; a grid barrier (the launch is cooperative, so
- * every CTA is resident); then all CTAs' consumer threads reduce disjoint
- * element ranges, adding splits 0..S-1 in that order and applying the
- * epilogue. Which CTA ran which split, or finished first, cannot change a bit.
+/* Deterministic split-K over a thread-block cluster (sm_90a). The S CTAs of
+ * a cluster share one output tile: CTA r reduces k-blocks
+ * [kb*r/S, kb*(r+1)/S) into its f32 accumulators. CTA j owns rows
+ * [j*BM/S, (j+1)*BM/S) of the tile and keeps S slots for them in its shared
+ * memory (the stage ring, free once every main loop of the cluster is done):
+ * each CTA stores its accumulators for those rows into slot r of CTA j with
+ * remote shared-memory stores (no round trip). After a cluster barrier, CTA
+ * j adds its slots in the order 0, 1, ..., S-1 and applies the epilogue.
+ * Which CTA finished first cannot change a bit; nothing goes through global
+ * memory but D, so a split plan needs no workspace and may run on several
+ * streams at once.
  */
 #ifndef BC_KERNELS_SPLITK_H
 #define BC_KERNELS_SPLITK_H
 
 #include "epilogue.h"
-#include "gemm_abi.h"
-#include "ptx/atomic.h"
-#include "ptx/fence.h"
+#include "epilogue_sm90.h"
+#include "ptx/cluster.h"
 
-/* Partial of split s: fp32 [M][N], densely packed. */
-BC_DEVICE uint64_t bc_splitk_partial(uint64_t ws, uint32_t s, uint32_t m, uint32_t n)
+/* Floats of padding per slot row: 8 (32 bytes) spreads the 8 rows a warp
+ * writes at once over all 32 banks in two wavefronts, the minimum for 256 B. */
+#define BC_SPLITK_PAD 8u
+
+BC_DEVICE uint32_t bc_splitk_pitch(const uint32_t bn) { return bn + BC_SPLITK_PAD; }
+
+/* Byte offset of (row r of the owner's slice, column col) in slot `slot`. */
+BC_DEVICE uint32_t bc_splitk_off(const uint32_t bn, uint32_t rows, uint32_t slot, uint32_t r, uint32_t col)
 {
-    return ws + BC_SPLITK_PARTIALS_OFF + (uint64_t)s * m * n * 4u;
+    return ((slot * rows + r) * bc_splitk_pitch(bn) + col) * 4u;
 }
 
-/* Stores accumulator columns (col, col+1) of `row` into a partial. */
-BC_DEVICE void bc_splitk_store_pair(uint64_t part, uint32_t m, uint32_t n, uint32_t row, uint32_t col, float a0,
-                                    float a1)
+/* Consumer warpgroup c of CTA `rank` sends its 64 rows of accumulators to
+ * their owners: row R of the tile goes to CTA R / (BM/S), slot `rank`.
+ * bm and bn are compile-time constants; `slots` is the slot area's shared
+ * address (the same in every CTA of the cluster). */
+BC_DEVICE void bc_splitk_send(const float *acc, const uint32_t bm, const uint32_t bn, uint32_t slots, uint32_t rank,
+                              uint32_t s, uint32_t c, uint32_t t128)
 {
-    if (row >= m || col >= n)
-        return;
-    uint64_t i = (uint64_t)row * n + col;
-    float *p = (float *)part;
-    if (col + 1 < n && (i & 1u) == 0) {
-        bc_f32x2 v = {a0, a1};
-        ((bc_f32x2 *)p)[i / 2] = v;
-        return;
-    }
-    p[i] = a0;
-    if (col + 1 < n)
-        p[i + 1] = a1;
-}
-
-/* One thread per CTA, after a barrier over the CTA's writers: returns once
- * all `nctas` CTAs have arrived. Self-resetting (count back to 0, generation
- * bumped), so the next launch of the plan finds it ready. */
-BC_DEVICE void bc_grid_barrier(uint64_t ws, uint32_t nctas)
-{
-    const uint64_t count = ws + BC_SPLITK_COUNT_OFF, gen = ws + BC_SPLITK_GEN_OFF;
-    bc_fence_acq_rel_gpu(); /* publish the CTA's partials (cumulative over the CTA barrier) */
-    const uint32_t g = bc_ld_acquire_gpu(gen);
-    if (bc_atom_add_acq_rel_gpu(count, 1u) == nctas - 1u) {
-        bc_st_relaxed_gpu(count, 0u);
-        bc_atom_add_acq_rel_gpu(gen, 1u);
-    } else {
-        while (bc_ld_acquire_gpu(gen) == g)
-            bc_nanosleep(64);
+    const uint32_t w = t128 / 32u, l = t128 % 32u, rows = bm / s;
+#pragma unroll
+    for (uint32_t h = 0; h < 2; h++) {
+        const uint32_t row = c * 64u + 16u * w + l / 4u + 8u * h, owner = row / rows;
+        const uint32_t dst = bc_mapa(slots + bc_splitk_off(bn, rows, rank, row % rows, 2u * (l % 4u)), owner);
+#pragma unroll
+        for (uint32_t j = 0; j < bn / 8; j++)
+            bc_st_cluster_v2(dst + 32u * j, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
     }
 }
 
-typedef struct bc_f32x4 {
-    float x, y, z, w;
-} __attribute__((aligned(16))) bc_f32x4;
-
-/* Finishes element idx of D (row-major index into M x N) from its sum. */
-BC_DEVICE void bc_splitk_finish(const bc_epi *e, uint64_t idx, float acc, int out_t)
+/* CTA `rank` of `s` finishes its rows of the tile whose first element is D
+ * (row0, col0): thread i of `nthr` takes groups of 4 columns i, i + nthr, ...
+ * of its slice, adds its slots 0..s-1 in that order, and stores alpha * sum
+ * through the epilogue. bm and bn are compile-time constants. */
+BC_DEVICE void bc_splitk_finish_rows(const bc_epi *e, const uint32_t bm, const uint32_t bn, uint32_t slots,
+                                     uint32_t rank, uint32_t s, uint32_t row0, uint32_t col0, uint32_t i,
+                                     uint32_t nthr, int out_t)
 {
-    const uint32_t row = (uint32_t)(idx / e->n), col = (uint32_t)(idx % e->n);
-    bc_epi_store_one(e, (uint64_t)row * e->ldd + col, bc_epi_apply(e, acc, row, col, out_t), out_t);
-}
-
-/* Worker w of `nworkers` reduces groups of 4 consecutive elements of D
- * (partials are written before the grid barrier, whose acquire orders these
- * plain loads after them; no SM read these lines earlier in the launch). The
- * split loop is unrolled so several 16-byte loads are in flight. */
-BC_DEVICE void bc_splitk_reduce(const bc_epi *e, uint64_t ws, uint32_t splits, uint32_t w, uint32_t nworkers,
-                                int out_t)
-{
-    const uint64_t mn = (uint64_t)e->m * e->n;
-    const uint64_t quads = mn / 4; /* partials are 16-byte aligned when mn % 4 == 0 */
-    const float *part = (const float *)(ws + BC_SPLITK_PARTIALS_OFF);
-    if (mn % 4 == 0) {
-        const bc_f32x4 *p4 = (const bc_f32x4 *)part;
-        for (uint64_t q = w; q < quads; q += nworkers) {
-            bc_f32x4 acc = p4[q];
-#pragma unroll 4
-            for (uint32_t s = 1; s < splits; s++) {
-                bc_f32x4 v = p4[s * quads + q];
-                acc.x += v.x, acc.y += v.y, acc.z += v.z, acc.w += v.w;
-            }
-            bc_splitk_finish(e, 4 * q, acc.x, out_t);
-            bc_splitk_finish(e, 4 * q + 1, acc.y, out_t);
-            bc_splitk_finish(e, 4 * q + 2, acc.z, out_t);
-            bc_splitk_finish(e, 4 * q + 3, acc.w, out_t);
+    const uint32_t rows = bm / s, groups = rows * (bn / 4u);
+    for (uint32_t q = i; q < groups; q += nthr) {
+        const uint32_t r = q / (bn / 4u), c4 = 4u * (q % (bn / 4u));
+        float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (uint32_t src = 0; src < s; src++) {
+            const bc_f32x4s p = bc_ld_shared_v4f32(slots + bc_splitk_off(bn, rows, src, r, c4));
+            v[0] += p.x, v[1] += p.y, v[2] += p.z, v[3] += p.w;
         }
-        return;
-    }
-    for (uint64_t idx = w; idx < mn; idx += nworkers) {
-        float acc = part[idx];
-#pragma unroll 4
-        for (uint32_t s = 1; s < splits; s++)
-            acc += part[s * mn + idx];
-        bc_splitk_finish(e, idx, acc, out_t);
+#pragma unroll
+        for (uint32_t k = 0; k < 4; k++)
+            v[k] *= e->alpha;
+        bc_epi_store4(e, row0 + rank * rows + r, col0 + c4, v, out_t);
     }
 }
 

@@ -15,7 +15,7 @@ typedef struct bc__gemm_config {
     uint32_t smem_bytes;
     uint32_t weight_pct;     /* the rule's relative throughput of a full wave (README) */
     int tma_store;           /* the epilogue can store D through tmap_d */
-    int split_ok;            /* the kernel implements split-K */
+    int split;               /* split-K over a cluster of S = 2, 4 or 8 CTAs per tile */
     bc__kernel_id kernel[2][3]; /* [ab_type][d_type] */
 } bc__gemm_config;
 
@@ -26,8 +26,7 @@ struct bc_gemm_plan {
     const bc__gemm_config *config;
     CUfunction fn;
     CUlaunchConfig launch; /* hStream filled per launch */
-    CUlaunchAttribute attrs[1]; /* cooperative, for split-K */
-    bc_devptr workspace;        /* split-K partials + grid barrier, 0 when split_k == 1 */
+    CUlaunchAttribute attrs[1]; /* the cluster dimension of a split-K launch */
     void *args[1];         /* = { &params } */
     bc_gemm_params params; /* the packed kernel parameter, tensor maps inside */
     bc_gemm_plan_info info;

@@ -7,23 +7,27 @@
 #include "gemm_internal.h"
 
 #define MAX_DIM 0x7FFFFFFFll
-#define GROUP_M 8u /* tile raster band height (tile_sched.h) */
-#define BC_MAX_SPLIT_K 16u
-#define BC_SPLIT_MIN_KB 32u /* the rule splits K only from 32 k-blocks (K >= 1985) */
+#ifndef BC_GROUP_M
+#define BC_GROUP_M 8u /* tile raster band height (tile_sched.h); -DBC_GROUP_M=N for experiments */
+#endif
+#define GROUP_M BC_GROUP_M
+#define BC_MAX_SPLIT_K 8u      /* CTAs per cluster: the portable maximum */
+#define BC_SPLIT_COST_KB 24u   /* the rule's cost of a split-K wave, in k-blocks of the tile (measured) */
 
 /* sm_90a: one kernel per configuration, types are launch parameters. The
  * weights are each configuration's throughput on a full wave relative to
  * 128x256 (README, "GEMM configurations"; measured, kernels_ptx/PERF_NOTES.md). */
-#define SM90_CONFIG(nm, id, w, cons, bn_, stages)                                            \
-    {                                                                                        \
-        .name = "sm90_" nm, .family = 9, .bm = 64u * (cons), .bn = (bn_), .bk = BC_SM90_BK,  \
+#define SM90_CONFIG(nm, id, w, cons, bn_, stages, ks)                                         \
+    {                                                                                         \
+        .name = "sm90_" nm, .family = 9, .bm = 64u * (cons), .bn = (bn_), .bk = BC_SM90_BK,   \
         .threads = BC_SM90_THREADS(cons), .smem_bytes = BC_SM90_SMEM_BYTES(cons, bn_, stages), \
-        .weight_pct = (w), .tma_store = 1, .split_ok = 1,                                     \
-        .kernel = {{id, id, id}, {id, id, id}},                                              \
+        .weight_pct = (w), .tma_store = !(ks), .split = (ks), .kernel = {{id, id, id}, {id, id, id}}, \
     }
 static const bc__gemm_config sm90_configs[] = {
     BC__APPLY(SM90_CONFIG, "128x256", BC_K_GEMM_SM90_128X256, 100, BC_SM90_CFG_128X256),
+    BC__APPLY(SM90_CONFIG, "128x256s", BC_K_GEMM_SM90_128X256S, 100, BC_SM90_CFG_128X256S),
     BC__APPLY(SM90_CONFIG, "128x128", BC_K_GEMM_SM90_128X128, 90, BC_SM90_CFG_128X128),
+    BC__APPLY(SM90_CONFIG, "128x128s", BC_K_GEMM_SM90_128X128S, 90, BC_SM90_CFG_128X128S),
     BC__APPLY(SM90_CONFIG, "128x64", BC_K_GEMM_SM90_128X64, 60, BC_SM90_CFG_128X64),
     BC__APPLY(SM90_CONFIG, "64x32", BC_K_GEMM_SM90_64X32, 30, BC_SM90_CFG_64X32),
 };
@@ -136,46 +140,92 @@ static bc_status check_layout(bc_gemm_desc *d)
 
 static uint32_t ceil_div(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
 
-/* The rule's cost of configuration c for an M x N output on `sms` SMs: its
- * waves (rounds of one tile per SM) times the time of one tile, modelled as
- * the tile's area over the configuration's relative throughput (weight).
- * Integer arithmetic, so the choice is the same on every host. */
-static uint64_t rule_cost(const bc__gemm_config *c, int64_t m, int64_t n, uint32_t sms)
+/* The split counts the rule considers for configuration c: 1 for a
+ * whole-tile kernel; 2, 4, 8 (at most the k-blocks) for a split-K kernel.
+ * desc.split_k = 1 keeps only whole-tile kernels; S >= 2 only split-K
+ * kernels with the largest power of two <= min(S, 8, k-blocks). */
+static uint32_t split_options(const bc__gemm_config *c, uint32_t want, uint32_t k_blocks, uint32_t out[3])
 {
-    const uint64_t tiles = (uint64_t)ceil_div((uint64_t)m, c->bm) * ceil_div((uint64_t)n, c->bn);
-    const uint64_t waves = (tiles + sms - 1) / sms;
-    return waves * c->bm * c->bn * 100u / c->weight_pct;
+    if (!c->split) {
+        out[0] = 1;
+        return want <= 1 ? 1u : 0u;
+    }
+    if (want == 1)
+        return 0;
+    uint32_t n = 0;
+    for (uint32_t s = 2; s <= BC_MAX_SPLIT_K && s <= k_blocks; s *= 2)
+        out[n++] = s;
+    if (want >= 2 && n > 0) { /* the largest power of two not above want */
+        while (n > 1 && out[n - 1] > want)
+            n--;
+        out[0] = out[n - 1];
+        n = 1;
+    }
+    return n;
+}
+
+/* The rule's cost of configuration c with K split S ways for an M x N x K
+ * problem on `sms` SMs: its waves (rounds of one CTA per SM) times the time
+ * of one CTA, modelled as the tile's area times its k-blocks (plus a fixed
+ * BC_SPLIT_COST_KB for a split-K reduction) over the configuration's
+ * relative throughput (weight). Integer arithmetic, so the choice is the
+ * same on every host. */
+static uint64_t rule_cost(const bc__gemm_config *c, uint32_t s, const bc_gemm_desc *d, uint32_t sms)
+{
+    const uint64_t ctas = (uint64_t)ceil_div((uint64_t)d->m, c->bm) * ceil_div((uint64_t)d->n, c->bn) * s;
+    const uint64_t waves = (ctas + sms - 1) / sms;
+    const uint64_t kb = ceil_div((uint64_t)d->k, c->bk);
+    const uint64_t work = (kb + s - 1) / s + (s > 1 ? BC_SPLIT_COST_KB : 0);
+    return waves * c->bm * c->bn * work * 100u / c->weight_pct;
 }
 
 /* The documented configuration rule (README, "GEMM configurations"), or the
- * caller's explicit choice. */
+ * caller's explicit choice of configuration and/or split. */
 static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config **out,
-                               CUfunction *out_fn)
+                               uint32_t *out_split, CUfunction *out_fn)
 {
     const bc__gemm_config *c = NULL;
+    uint32_t split = 1;
     const int fam = dev->info.cc_major == 9 && dev->info.cc_minor == 0       ? 9
                     : dev->info.cc_major == 10 || dev->info.cc_major == 11 ? 10
                                                                            : 0;
+    const uint32_t kb = ceil_div((uint64_t)d->k, BC_SM90_BK);
+    const bc__gemm_config *named = NULL;
     if (d->config != NULL) {
-        const bc__gemm_config *found = NULL;
         for (size_t i = 0; i < SM90_CONFIG_COUNT; i++)
             if (strcmp(sm90_configs[i].name, d->config) == 0)
-                found = &sm90_configs[i];
+                named = &sm90_configs[i];
         if (strcmp(sm100_config.name, d->config) == 0)
-            found = &sm100_config;
-        if (found == NULL || found->family != fam)
+            named = &sm100_config;
+        if (named == NULL || named->family != fam)
             return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "configuration '%s' is %s for sm_%d%d", d->config,
-                           found == NULL ? "unknown" : "not built", dev->info.cc_major, dev->info.cc_minor);
-        c = found;
-    } else if (fam == 9) {
+                           named == NULL ? "unknown" : "not built", dev->info.cc_major, dev->info.cc_minor);
+    }
+    /* a split request that K cannot honour (one k-block) runs whole */
+    const uint32_t want = d->split_k >= 2 && kb < 2 && (named == NULL || !named->split) ? 1u : d->split_k;
+    if (fam == 9) {
         uint64_t best = 0;
         for (size_t i = 0; i < SM90_CONFIG_COUNT; i++) {
-            const uint64_t cost = rule_cost(&sm90_configs[i], d->m, d->n, (uint32_t)dev->info.sm_count);
-            if (c == NULL || cost < best)
-                c = &sm90_configs[i], best = cost;
+            if (named != NULL && named != &sm90_configs[i])
+                continue;
+            uint32_t opts[3];
+            const uint32_t n = split_options(&sm90_configs[i], want, kb, opts);
+            for (uint32_t j = 0; j < n; j++) {
+                const uint64_t cost = rule_cost(&sm90_configs[i], opts[j], d, (uint32_t)dev->info.sm_count);
+                if (c == NULL || cost < best)
+                    c = &sm90_configs[i], split = opts[j], best = cost;
+            }
         }
+        if (c == NULL)
+            return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "split_k",
+                           "split_k=%u is not possible with %s (K=%lld: %u k-blocks; whole-tile configurations "
+                           "take split_k 0 or 1, split-K ones 0 or 2..)",
+                           d->split_k, named ? named->name : "any configuration", (long long)d->k, kb);
     } else if (fam == 10) {
-        c = &sm100_config;
+        c = named ? named : &sm100_config;
+        if (d->split_k > 1)
+            return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "split_k", "configuration %s has no split-K (split_k=%u)",
+                           c->name, d->split_k);
     }
     if (c == NULL)
         return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "no GEMM configuration for sm_%d%d",
@@ -188,10 +238,8 @@ static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, cons
     if ((uint32_t)dev->info.smem_per_block_optin < c->smem_bytes)
         return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "%s needs %u bytes of shared memory, device offers %d",
                        c->name, c->smem_bytes, dev->info.smem_per_block_optin);
-    if (d->split_k > 1 && !c->split_ok)
-        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "split_k", "configuration %s has no split-K (split_k=%u)", c->name,
-                       d->split_k);
     *out = c;
+    *out_split = split;
     *out_fn = fn;
     return BC_OK;
 }
@@ -254,75 +302,17 @@ static void fill_params(bc_gemm_plan *pl)
     p->k_blocks = ceil_div((uint64_t)d->k, c->bk);
     p->group_m = GROUP_M;
     p->split_k = 1;
-    p->kb_per_split = p->k_blocks;
 }
 
-/* The split-K rule (README, "GEMM configurations"): on a configuration that
- * implements it, when the tiles fill at most half the SMs and K has at least
- * BC_SPLIT_MIN_KB k-blocks, split K into S = min(SMs / tiles, k-blocks / 8,
- * BC_MAX_SPLIT_K) pieces of equal k-block count (S shrinks so that no piece
- * is empty). Below that much K the partial stores, grid barrier and reduction
- * cost more than they save (measured: 64x1024x1024 took 6.6 us split in 4,
- * 4.6 us whole). desc.split_k = 1 turns it off; desc.split_k = S >= 2 asks
- * for S pieces (clamped to the k-blocks and BC_MAX_SPLIT_K). */
-static void choose_split(bc_gemm_plan *pl, uint32_t sm_count)
-{
-    bc_gemm_params *p = &pl->params;
-    const uint32_t tiles = p->tiles_m * p->tiles_n;
-    uint32_t s = pl->desc.split_k;
-    if (!pl->config->split_ok || s == 1)
-        return;
-    if (s == 0) {
-        if (2 * tiles > sm_count || p->k_blocks < BC_SPLIT_MIN_KB)
-            return;
-        s = sm_count / tiles;
-        if (s > p->k_blocks / 8)
-            s = p->k_blocks / 8;
-    }
-    if (s > p->k_blocks)
-        s = p->k_blocks;
-    if (s > BC_MAX_SPLIT_K)
-        s = BC_MAX_SPLIT_K;
-    if (s < 2)
-        return;
-    const uint32_t per = (p->k_blocks + s - 1) / s;
-    p->kb_per_split = per;
-    p->split_k = (p->k_blocks + per - 1) / per;
-}
-
-/* Plan-owned split-K workspace: barrier words + fp32 partials, from the
- * device arena; the barrier starts at zero. */
-static bc_status alloc_workspace(bc_gemm_plan *pl)
-{
-    bc_gemm_params *p = &pl->params;
-    if (p->split_k == 1)
-        return BC_OK;
-    const size_t bytes = BC_SPLITK_PARTIALS_OFF + (size_t)p->split_k * p->m * p->n * 4u;
-    bc_status st = bc_mem_alloc(pl->dev, bytes, &pl->workspace);
-    if (st)
-        return BC_FAIL(st, "workspace", "split-K (%u splits) needs a %zu-byte workspace in the device arena: %s",
-                       p->split_k, bytes, bc_status_string(st));
-    st = BC_CU(cuMemsetD8Async, pl->workspace, 0, BC_SPLITK_PARTIALS_OFF, pl->dev->xfer);
-    if (!st)
-        st = BC_CU(cuStreamSynchronize, pl->dev->xfer);
-    if (st) {
-        bc_mem_free(pl->dev, pl->workspace);
-        pl->workspace = 0;
-        return st;
-    }
-    p->ws = pl->workspace;
-    return BC_OK;
-}
-
-/* Persistent grid: one CTA per work unit, at most one per SM (the kernels'
- * shared memory allows one CTA per SM). A split-K launch is cooperative: its
- * grid barrier needs every CTA resident. */
+/* Whole-tile kernels: a persistent grid of one CTA per tile, at most one per
+ * SM (the kernels' shared memory allows one CTA per SM). Split-K kernels:
+ * one cluster of S CTAs per tile. */
 static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
 {
     const bc__gemm_config *c = pl->config;
     const bc_gemm_params *p = &pl->params;
-    const uint32_t units = p->tiles_m * p->tiles_n * p->split_k;
-    const uint32_t grid = units < sm_count ? units : sm_count;
+    const uint32_t tiles = p->tiles_m * p->tiles_n;
+    const uint32_t grid = c->split ? tiles * p->split_k : tiles < sm_count ? tiles : sm_count;
     CUlaunchConfig *lc = &pl->launch;
     memset(lc, 0, sizeof *lc);
     lc->gridDimX = grid;
@@ -331,10 +321,11 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
     lc->blockDimY = lc->blockDimZ = 1;
     lc->sharedMemBytes = c->smem_bytes;
     lc->attrs = pl->attrs;
-    if (p->split_k > 1) {
+    if (c->split) {
         CUlaunchAttribute *a = &pl->attrs[lc->numAttrs++];
-        a->id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-        a->value.cooperative = 1;
+        a->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        a->value.clusterDim.x = p->split_k;
+        a->value.clusterDim.y = a->value.clusterDim.z = 1;
     }
     pl->args[0] = &pl->params;
 
@@ -346,9 +337,9 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
     in->tile_k = c->bk;
     in->grid_x = grid;
     in->block_x = c->threads;
-    in->cluster_x = 1;
+    in->cluster_x = c->split ? p->split_k : 1;
     in->smem_bytes = c->smem_bytes;
-    in->tiles = p->tiles_m * p->tiles_n;
+    in->tiles = tiles;
     in->split_k = p->split_k;
 }
 
@@ -365,7 +356,8 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
         return st;
     const bc__gemm_config *c = NULL;
     CUfunction fn = NULL;
-    st = choose_config(dev, &d, &c, &fn);
+    uint32_t split = 1;
+    st = choose_config(dev, &d, &c, &split, &fn);
     if (st)
         return st;
     d.config = c->name; /* the plan keeps no pointer into the caller's memory */
@@ -381,10 +373,7 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     if (st)
         goto fail_free;
     fill_params(pl);
-    choose_split(pl, (uint32_t)dev->info.sm_count);
-    st = alloc_workspace(pl);
-    if (st)
-        goto fail_free;
+    pl->params.split_k = split;
     fill_launch(pl, (uint32_t)dev->info.sm_count);
     bc__list_push(&dev->plans, &pl->link);
     *out_plan = pl;
@@ -441,8 +430,6 @@ void bc_gemm_plan_destroy(bc_gemm_plan *plan)
 {
     if (plan == NULL)
         return;
-    if (plan->workspace)
-        bc_mem_free(plan->dev, plan->workspace);
     bc__list_remove(&plan->link);
     free(plan);
 }

@@ -25,6 +25,18 @@ BC_DEVICE void bc_mbar_arrive(uint32_t bar)
     asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
 
+/* Arrives on the barrier at the same offset in CTA `cta` of the cluster
+ * (mapa), with the default .release.cta semantics as CUTLASS's
+ * ClusterBarrier: it orders this thread's finished wgmma reads of the stage
+ * before the remote producer's next TMA write into it. */
+BC_DEVICE void bc_mbar_arrive_cluster(uint32_t bar, uint32_t cta)
+{
+    asm volatile("{\n\t.reg .b32 remote;\n\t"
+                 "mapa.shared::cluster.u32 remote, %0, %1;\n\t"
+                 "mbarrier.arrive.shared::cluster.b64 _, [remote];\n\t}"
+                 ::"r"(bar), "r"(cta) : "memory");
+}
+
 /* expect-tx(bytes) then arrive(1). */
 BC_DEVICE void bc_mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes)
 {

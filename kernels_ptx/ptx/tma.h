@@ -30,6 +30,17 @@ BC_DEVICE void bc_tma_load_2d(uint32_t dst, uint64_t tmap, int32_t c0, int32_t c
                  ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
 
+/* The same load multicast to every CTA of the cluster whose bit is set in
+ * `mask` (bit i = %cluster_ctarank i): data and complete_tx land at the
+ * same shared offsets in each. */
+BC_DEVICE void bc_tma_load_2d_multicast(uint32_t dst, uint64_t tmap, int32_t c0, int32_t c1, uint32_t bar,
+                                        uint16_t mask)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
+                 ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar), "h"(mask) : "memory");
+}
+
 /* 2-D tile store shared -> global (the box at {c0, c1}; parts outside the
  * tensor are not written), tracked by this thread's bulk async-group. */
 BC_DEVICE void bc_tma_store_2d(uint64_t tmap, int32_t c0, int32_t c1, uint32_t src)

@@ -1,10 +1,10 @@
 /* The determinism guarantee under load: one plan launched 1000 times while a
  * third stream keeps the GPU busy with large GEMMs must write the same bytes
  * every time (compared with the first run, which is itself checked against
- * the fp64 CPU reference). A plan without split-K alternates between two
- * streams, launches overlapping; a split-K plan owns one workspace, so it
- * runs on one stream at a time (README, "Determinism"), here alternating
- * streams with a wait between rounds. BC_TEST_QUICK=1 runs 100 launches. */
+ * the fp64 CPU reference). The plan alternates between two streams, launches
+ * overlapping: a whole-tile plan, and a split-K plan (its partials meet in
+ * distributed shared memory, so it needs no workspace and may overlap
+ * itself). BC_TEST_QUICK=1 runs 100 launches. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +31,8 @@ static void make_operand(gpu_env *env, operand *o, size_t elems, bc_dtype t, bc_
     CHECK_BC(bc_memcpy_htod(env->dev, o->dev, o->host, o->bytes));
 }
 
-static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k)
+static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k, const char *config,
+                                  uint32_t split_k)
 {
     const char *q = getenv("BC_TEST_QUICK");
     const int runs = q && q[0] == '1' ? 100 : 1000;
@@ -48,17 +49,16 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k)
     bc_gemm_desc_default(&desc);
     desc.m = m, desc.n = n, desc.k = k;
     desc.a = a.dev, desc.b = b.dev, desc.d = d[0], desc.bias = bias.dev, desc.relu = 1;
+    desc.config = config, desc.split_k = split_k;
     bc_gemm_plan *plan = NULL;
     CHECK_BC(bc_gemm_plan_create(env->dev, &desc, &plan));
     bc_gemm_plan_info info;
     CHECK_BC(bc_gemm_plan_query(plan, &info));
-    const int overlap = info.split_k == 1; /* split-K plans: one stream at a time */
-    if ((m == 64) != (info.split_k > 1))
-        fail_msg("%lldx%lldx%lld: split_k %u, not what this test is for", (long long)m, (long long)n, (long long)k,
-                 info.split_k);
-    print_message("  %lldx%lldx%lld split_k %u: seed 0x%llx, %d runs, %s\n", (long long)m, (long long)n, (long long)k,
-                  info.split_k, (unsigned long long)rng.s, runs,
-                  overlap ? "two streams overlapping" : "two streams in turn");
+    if (info.split_k != (split_k ? split_k : 1))
+        fail_msg("%lldx%lldx%lld: split_k %u, asked for %u", (long long)m, (long long)n, (long long)k, info.split_k,
+                 split_k);
+    print_message("  %lldx%lldx%lld %s split_k %u: seed 0x%llx, %d runs, two streams overlapping\n", (long long)m,
+                  (long long)n, (long long)k, info.config, info.split_k, (unsigned long long)rng.s, runs);
 
     /* the background load: a 4096^3 GEMM relaunched on its own stream */
     make_operand(env, &load_a, (size_t)LOAD_DIM * LOAD_DIM, BC_DTYPE_BF16, &rng);
@@ -84,7 +84,7 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k)
         int batch = runs - done < RING ? runs - done : RING;
         CHECK_BC(bc_gemm_launch(load, s[2]));
         for (int i = 0; i < batch; i++) {
-            bc_stream *si = s[overlap ? (done + i) % 2 : (done / RING) % 2];
+            bc_stream *si = s[(done + i) % 2];
             CHECK_BC(bc_memset_d8_async(si, d[i], 0xFF, d_bytes)); /* poison */
             CHECK_BC(bc_gemm_plan_set_pointers(plan, a.dev, b.dev, 0, d[i], bias.dev));
             CHECK_BC(bc_gemm_launch(plan, si));
@@ -136,13 +136,13 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k)
 static void test_same_bytes_two_streams_under_load(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
-    same_bytes_under_load(env, 2000, 2048, 1000); /* 128x256 tiles (16 x 8): no split */
+    same_bytes_under_load(env, 2000, 2048, 1000, "sm90_128x256", 0); /* 16 x 8 tiles, whole */
 }
 
 static void test_same_bytes_split_k_under_load(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
-    same_bytes_under_load(env, 64, 1024, 4096); /* 32 tiles of 64x32, 64 k-blocks: the rule splits K in 4 */
+    same_bytes_under_load(env, 200, 1000, 4096, "sm90_128x128s", 4); /* 2 x 8 tiles, K in 4 over clusters */
 }
 
 static int setup(void **state) { return gpu_env_setup(state, 1ull << 30); }

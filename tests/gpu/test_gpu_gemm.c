@@ -192,21 +192,25 @@ static void test_gemm_layouts(void **state)
 /* Every sm_90a configuration named explicitly (the rule picks only some of
  * them for the shapes above), on ragged shapes, through both epilogue paths
  * (TMA store: no C; threads: C, or D rows that are not 16-byte multiples),
- * whole-tile and split-K. */
+ * the split-K ones split 2, 4 and 8 ways (8 exceeds the 3 k-blocks of the
+ * first shape: it runs 2 ways). */
 static void test_gemm_every_config(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
-    static const char *const configs[] = {"sm90_128x256", "sm90_128x128", "sm90_128x64", "sm90_64x32"};
+    static const char *const configs[] = {"sm90_128x256", "sm90_128x256s", "sm90_128x128", "sm90_128x128s",
+                                          "sm90_128x64",  "sm90_64x32"};
     static const int64_t cshapes[][3] = {{129, 257, 136}, {300, 520, 264}};
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++)
         for (size_t s = 0; s < sizeof cshapes / sizeof cshapes[0]; s++) {
             const int64_t m = cshapes[s][0], n = cshapes[s][1], k = cshapes[s][2];
+            /* split-K configurations: 2, 4 and 8 ways (at most the k-blocks) */
+            const int sk = configs[c][strlen(configs[c]) - 1] == 's';
             const gcase cases[] = {
-                {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, configs[c], 1, 0},
-                {m, n, k, BC_DTYPE_F16, BC_DTYPE_F32, 0.75f, 0.0f, 1, 1, 0, 0, configs[c], 1, 0},
-                {m, n, k, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, -0.5f, 1, 0, 0, 0, configs[c], 1, 0},
-                {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0, configs[c], 1, 1},
-                {m, n, k, BC_DTYPE_F16, BC_DTYPE_F32, 1.0f, 0.0f, 1, 0, 8, 0, configs[c], 3, 0},
+                {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, configs[c], sk ? 2 : 1, 0},
+                {m, n, k, BC_DTYPE_F16, BC_DTYPE_F32, 0.75f, 0.0f, 1, 1, 0, 0, configs[c], sk ? 8 : 1, 0},
+                {m, n, k, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, -0.5f, 1, 0, 0, 0, configs[c], sk ? 4 : 1, 0},
+                {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0, configs[c], sk ? 2 : 1, 1},
+                {m, n, k, BC_DTYPE_F16, BC_DTYPE_F32, 1.0f, 0.0f, 1, 0, 8, 0, configs[c], sk ? 4 : 0, 0},
             };
             for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
                 run_case(env, &cases[i]);

@@ -340,14 +340,14 @@ static void test_bench_times_a_correct_gemm(void **state)
     (void)state;
     gemm_emu_install(-1);
     run_result r;
-    const char *json[] = {"bench", "--shapes", "8x256x64,16x72x256", "--replays", "5", "--json", NULL};
+    const char *json[] = {"bench", "--shapes", "8x256x64,16x72x256", "--replays", "5", "--split", "4", "--json", NULL};
     run_cli(&r, json);
     if (r.rc != BC_EXIT_OK)
         fail_msg("rc %d\nstdout: %s\nstderr: %s", r.rc, r.out, r.err);
     has(r.out, "{\"tool\":\"barecuda bench\",\"device\":\"Fake H100\"");
     has(r.out, "\"dtype\":\"bf16\",\"out\":\"bf16\",\"per_graph\":50,\"warmup\":3,\"replays\":5");
     has(r.out, "{\"m\":8,\"n\":256,\"k\":64,\"config\":\"sm90_");
-    has(r.out, "{\"m\":16,\"n\":72,\"k\":256,"); /* 4 k-blocks on one tile: split K */
+    has(r.out, "{\"m\":16,\"n\":72,\"k\":256,"); /* 4 k-blocks on one tile: split K as asked */
     has(r.out, "\"split_k\":4,");
     assert_int_equal(count_of(r.out, "\"verified\":true"), 2);
     assert_int_equal(count_of(r.out, "\"sets\":8"), 2);

@@ -201,13 +201,6 @@ static void check_map(const uint64_t *map, uint64_t addr, uint64_t cols, uint64_
     check_map_sw(map, addr, cols, rows, row_bytes, box_cols, box_rows, dt, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
-static int has_cooperative(const fake_launch *l)
-{
-    for (unsigned i = 0; i < l->num_attrs; i++)
-        if (l->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && l->attrs[i].value.cooperative)
-            return 1;
-    return 0;
-}
 
 /* Launches `d` and returns the parameter block the kernel would receive. */
 static bc_gemm_params launch_and_decode(env *e, const bc_gemm_desc *d, const fake_launch **out_launch)
@@ -249,25 +242,17 @@ static void test_packed_launch_sm90(void **state)
     assert_int_equal(p.flags, BC_GEMM_F_TMA_STORE);
     assert_int_equal(p.ab_type, BC_DTYPE_BF16), assert_int_equal(p.d_type, BC_DTYPE_BF16);
     assert_int_equal(p.d, e.d), assert_int_equal(p.c, 0), assert_int_equal(p.bias, 0);
-    assert_int_equal(p.split_k, 1), assert_int_equal(p.kb_per_split, 64), assert_int_equal(p.ws, 0);
-    assert_false(has_cooperative(l));
+    assert_int_equal(p.split_k, 1);
+    assert_int_equal(l->num_attrs, 0);
     assert_true(p.alpha == 1.0f && p.beta == 0.0f);
     check_map(p.tmap_a, e.a, 4096, 4096, 8192, 64, 128, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
     check_map(p.tmap_b, e.b, 4096, 4096, 8192, 64, 256, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
     check_map(p.tmap_d, e.d, 4096, 4096, 8192, 64, 64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
 
     /* ragged, fp16 in, fp32 out, the whole epilogue (C: no TMA store),
-     * padded leading dims: 27 tiles of the 64x32 configuration fill under half
-     * the SMs, but 3 k-blocks are too few for the rule to split K; asked for
-     * 3 splits, it gives 3 single k-block pieces */
+     * padded leading dims, on the 64x32 configuration: 3 x 9 tiles */
     d = base_desc(&e, 129, 257, 136);
-    d.ab_type = BC_DTYPE_F16, d.d_type = BC_DTYPE_F32;
-    d.alpha = 0.5f, d.beta = -2.0f, d.c = e.c, d.bias = e.bias, d.relu = 1;
-    d.lda = 144, d.ldb = 152, d.ldc = 300, d.ldd = 260;
-    p = launch_and_decode(&e, &d, &l);
-    assert_int_equal(p.split_k, 1), assert_int_equal(l->grid[0], 27);
-    assert_false(has_cooperative(l));
-    d.split_k = 3;
+    d.config = "sm90_64x32";
     d.ab_type = BC_DTYPE_F16, d.d_type = BC_DTYPE_F32;
     d.alpha = 0.5f, d.beta = -2.0f, d.c = e.c, d.bias = e.bias, d.relu = 1;
     d.lda = 144, d.ldb = 152, d.ldc = 300, d.ldd = 260;
@@ -275,12 +260,10 @@ static void test_packed_launch_sm90(void **state)
     assert_string_equal(l->kernel, "bc_gemm_sm90_64x32");
     assert_int_equal(l->block[0], 256);
     assert_int_equal(l->smem, BC_SM90_SMEM_OF(BC_SM90_CFG_64X32));
+    assert_int_equal(l->grid[0], 27), assert_int_equal(l->num_attrs, 0);
     assert_int_equal(p.ab_type, BC_DTYPE_F16), assert_int_equal(p.d_type, BC_DTYPE_F32);
     assert_int_equal(p.tiles_m, 3), assert_int_equal(p.tiles_n, 9), assert_int_equal(p.k_blocks, 3);
-    assert_int_equal(p.split_k, 3), assert_int_equal(p.kb_per_split, 1);
-    assert_int_equal(l->grid[0], 81);
-    assert_true(p.ws != 0);
-    assert_true(has_cooperative(l));
+    assert_int_equal(p.split_k, 1);
     assert_int_equal(p.flags, BC_GEMM_F_C | BC_GEMM_F_BIAS | BC_GEMM_F_RELU);
     assert_int_equal(p.c, e.c), assert_int_equal(p.bias, e.bias);
     assert_int_equal(p.ldc, 300), assert_int_equal(p.ldd, 260);
@@ -289,41 +272,59 @@ static void test_packed_launch_sm90(void **state)
     check_map(p.tmap_b, e.b, 136, 257, 304, 64, 32, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
 
     /* the same without C: f32 D by TMA store, 32 columns (128 B) a box */
-    d.beta = 0.0f, d.c = 0, d.split_k = 1;
+    d.beta = 0.0f, d.c = 0;
     p = launch_and_decode(&e, &d, &l);
     assert_int_equal(p.flags, BC_GEMM_F_BIAS | BC_GEMM_F_RELU | BC_GEMM_F_TMA_STORE);
-    assert_int_equal(p.split_k, 1), assert_int_equal(l->grid[0], 27);
-    assert_false(has_cooperative(l));
     check_map(p.tmap_d, e.d, 257, 129, 1040, 32, 64, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
     /* a D row pitch that is not a 16-byte multiple: the thread path */
     d.ldd = 259;
     p = launch_and_decode(&e, &d, &l);
     assert_int_equal(p.flags, BC_GEMM_F_BIAS | BC_GEMM_F_RELU);
-
-    /* skinny: 128 tiles of 64x32 (bf16 D rows of 64 B: 64-byte swizzle), no split */
+    /* bf16 D rows of 64 B: 64-byte swizzle */
     d = base_desc(&e, 16, 4096, 4096);
+    d.config = "sm90_64x32";
     p = launch_and_decode(&e, &d, &l);
-    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32");
-    assert_int_equal(p.split_k, 1);
-    assert_int_equal(l->grid[0], 128);
     check_map_sw(p.tmap_d, e.d, 4096, 16, 8192, 32, 64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, CU_TENSOR_MAP_SWIZZLE_64B);
-    /* 32 tiles and 64 k-blocks: 4 splits of 16; split_k = 8 asks for 8 of 8;
-     * 16 k-blocks are too few for the rule */
-    d = base_desc(&e, 64, 1024, 4096);
+
+    /* split-K over a cluster: one cluster of S CTAs per tile, S from the rule
+     * or from split_k (the largest power of two <= min(split_k, 8, k-blocks)),
+     * never a TMA store, no workspace, no cooperative launch */
+    d = base_desc(&e, 300, 520, 264); /* 3 x 3 tiles of 128x256, 5 k-blocks */
+    d.config = "sm90_128x256s";
+    d.split_k = 4;
     p = launch_and_decode(&e, &d, &l);
-    assert_int_equal(p.split_k, 4), assert_int_equal(p.kb_per_split, 16);
-    assert_int_equal(l->grid[0], 128);
-    d.split_k = 8;
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x256s");
+    assert_int_equal(p.tiles_m, 3), assert_int_equal(p.tiles_n, 3), assert_int_equal(p.k_blocks, 5);
+    assert_int_equal(p.split_k, 4);
+    assert_int_equal(l->grid[0], 36);
+    assert_int_equal(l->num_attrs, 1);
+    assert_int_equal(l->cluster[0], 4), assert_int_equal(l->cluster[1], 1), assert_int_equal(l->cluster[2], 1);
+    assert_int_equal(p.flags, 0);
+    d.split_k = 7; /* -> 4 */
     p = launch_and_decode(&e, &d, &l);
-    assert_int_equal(p.split_k, 8), assert_int_equal(p.kb_per_split, 8);
-    assert_int_equal(l->grid[0], 132);
-    d = base_desc(&e, 64, 1024, 1024);
+    assert_int_equal(p.split_k, 4), assert_int_equal(l->cluster[0], 4);
+    d.split_k = 16; /* -> at most 8, but only 5 k-blocks: 4 */
     p = launch_and_decode(&e, &d, &l);
-    assert_int_equal(p.split_k, 1), assert_int_equal(l->grid[0], 32);
-    /* 1 tile, 40 k-blocks: S = min(132, 40 / 8) = 5 pieces of 8 */
-    d = base_desc(&e, 32, 32, 2560);
+    assert_int_equal(p.split_k, 4);
+    d = base_desc(&e, 128, 128, 2048); /* 32 k-blocks, 8 ways */
+    d.config = "sm90_128x128s", d.split_k = 8;
     p = launch_and_decode(&e, &d, &l);
-    assert_int_equal(p.split_k, 5), assert_int_equal(p.kb_per_split, 8);
+    assert_int_equal(p.split_k, 8), assert_int_equal(l->grid[0], 8), assert_int_equal(l->cluster[0], 8);
+    d.split_k = 1; /* a split-K configuration cannot run whole */
+    expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "split_k");
+    d.config = "sm90_128x256", d.split_k = 2; /* nor a whole-tile one split */
+    expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "split_k");
+    d.config = NULL, d.split_k = 2; /* the rule among the split-K configurations */
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.split_k, 2);
+    assert_int_equal(l->kernel[strlen(l->kernel) - 1], 's'); /* bc_gemm_sm90_*s */
+    d.split_k = 1; /* the rule among the whole-tile ones */
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.split_k, 1), assert_int_equal(l->num_attrs, 0);
+    d = base_desc(&e, 128, 128, 64); /* one k-block: a split request runs whole */
+    d.split_k = 4;
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.split_k, 1);
 
     env_close(&e);
 }
@@ -342,7 +343,9 @@ static void test_config_rule(void **state)
         {4096, 4096, 1024, "bc_gemm_sm90_128x256"}, {512, 4096, 4096, "bc_gemm_sm90_128x128"},
         {1024, 1024, 1024, "bc_gemm_sm90_128x64"},  {256, 4096, 4096, "bc_gemm_sm90_128x64"},
         {128, 2048, 2048, "bc_gemm_sm90_64x32"},    {64, 1024, 1024, "bc_gemm_sm90_64x32"},
-        {1, 1, 8, "bc_gemm_sm90_64x32"},
+        {16, 4096, 4096, "bc_gemm_sm90_64x32"},     {1, 1, 8, "bc_gemm_sm90_64x32"},
+        /* few tiles, long K: split over a cluster pays for its reduction */
+        {128, 128, 65536, "bc_gemm_sm90_128x128s"}, {256, 512, 32768, "bc_gemm_sm90_128x128s"},
     };
     const fake_launch *l = NULL;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -353,7 +356,8 @@ static void test_config_rule(void **state)
             fail_msg("%lldx%lldx%lld: chose %s, the rule says %s", (long long)cases[i].m, (long long)cases[i].n,
                      (long long)cases[i].k, l->kernel, cases[i].kernel);
     }
-    bc_gemm_desc d = base_desc(&e, 4096, 4096, 4096);
+    bc_gemm_desc d;
+    d = base_desc(&e, 4096, 4096, 4096);
     d.config = "sm90_64x32";
     launch_and_decode(&e, &d, &l);
     assert_string_equal(l->kernel, "bc_gemm_sm90_64x32");

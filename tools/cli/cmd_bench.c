@@ -29,7 +29,6 @@
 #define MAX_SETS 8
 #define SET_SHIFT 4099                   /* elements between the host sources of consecutive sets */
 #define CHECK_ROWS 8                     /* sampled rows of the direct-launch check (large shapes) */
-#define WORKSPACE_BOUND (32ull << 20)    /* per plan: a split-K workspace is at most SMs x tile x 4 B (17 MB on H100) */
 #define WAIT_NS (120ull * 1000000000ull) /* bound on any one wait */
 
 typedef struct bench_opts {
@@ -144,8 +143,8 @@ static int parse(int argc, char **argv, bench_opts *o)
 
 static size_t round_up(size_t x) { return (x + BC_MEM_ALIGN - 1) / BC_MEM_ALIGN * BC_MEM_ALIGN; }
 
-/* The arena the largest shape needs: its sets, one split-K workspace bound
- * per plan, and slack for the pool's own rounding. */
+/* The arena the largest shape needs: its sets, and slack for the pool's own
+ * rounding. */
 static size_t arena_bytes(const bench_opts *o)
 {
     const size_t ab = bc_dtype_bytes(o->ab), ob = bc_dtype_bytes(o->out);
@@ -153,7 +152,7 @@ static size_t arena_bytes(const bench_opts *o)
     for (int i = 0; i < o->count; i++) {
         const bc_shape *s = &o->shapes[i];
         size_t set = round_up((size_t)(s->m * s->k) * ab) + round_up((size_t)(s->n * s->k) * ab) +
-                     round_up((size_t)(s->m * s->n) * ob) + WORKSPACE_BOUND;
+                     round_up((size_t)(s->m * s->n) * ob);
         size_t all = (size_t)bc_bench_sets(bc_shape_bytes(s, (unsigned)ab, (unsigned)ob)) * set;
         need = all > need ? all : need;
     }

@@ -442,7 +442,7 @@ int bc_cmd_latency(int argc, char **argv)
     const size_t ab = bc_dtype_bytes(o.ab), ob = bc_dtype_bytes(o.out);
     bc_device_config cfg;
     bc_device_config_default(&cfg);
-    /* A, B, D, the floor plan's, a split-K workspace bound per plan (see cmd_bench.c), slack */
+    /* A, B, D, the floor plan's and slack */
     cfg.device_arena_bytes = (size_t)((o.m + o.n) * o.k) * ab + (size_t)(o.m * o.n) * ob + (128u << 20);
     bc_status st = bc_device_open(&cfg, &c.dev);
     if (st) { /* the one-line message every command prints for a missing driver or device */

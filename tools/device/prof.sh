@@ -1,12 +1,31 @@
 #!/bin/bash
-# Profile one config against another at one shape (ncu sections to $OUT).
+# Profiles one GEMM launch with Nsight Compute (clocks left as they run:
+# --clock-control none) for each "MxNxK[:config[:split]]" argument, and cuBLAS
+# (PyTorch) on the shapes in $CUBLAS; summaries printed, reports to $OUT/prof.tgz.
 export PATH=/usr/local/cuda/bin:$PATH
 OUT=${OUT:-/tmp/out}
-M=${M:-4096} N=${N:-4096} K=${K:-4096}
-for cfg in "$@"; do
-  timeout 60 build/bin/barecuda gemm --m $M --n $N --k $K --iters 30 --check-rows 8 --config $cfg
-  timeout 200 ncu --launch-skip 3 --launch-count 1 --section SpeedOfLight --section LaunchStats \
-     --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
-     build/bin/barecuda gemm --m $M --n $N --k $K --iters 1 --check-rows 1 --config $cfg > "$OUT/ncu_$cfg.txt" 2>&1
-  grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|DRAM Throughput|Waves Per SM|Cluster|Registers|Achieved Occupancy|Stall|Warp Cycles Per Issued|Block Limit" "$OUT/ncu_$cfg.txt" | head -30
+L=$(mktemp -d)
+SECTIONS="--section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis"
+METRICS="--metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__cycles_elapsed.avg.per_second,dram__bytes.sum,lts__t_bytes.sum,gpu__time_duration.sum"
+summ() { grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|DRAM Throughput|hmma_cycles_active|dram__bytes|lts__t_bytes|Grid Size|Cluster Size|Active Clusters|Achieved Occupancy|Waves Per SM|Warp Cycles Per Issued|spends [0-9.]+ cycles|gemm " "$1" | grep -v "^==PROF==" | head -40; }
+for arg in "$@"; do
+  IFS=: read shape c sp <<< "$arg"
+  cfg=""; [ -n "$c" ] && cfg="--config $c"; [ -n "$sp" ] && cfg="$cfg --split $sp"
+  IFS=x read m n k <<< "$shape"
+  f="$L/ncu_${shape}_${c}_${sp}.txt"
+  timeout 200 ncu --clock-control none --kernel-name regex:bc_gemm --launch-skip 3 --launch-count 1 $SECTIONS $METRICS \
+    build/bin/barecuda gemm --m $m --n $n --k $k --iters 5 --check-rows 2 $cfg > "$f" 2>&1
+  echo "== ours $arg"; summ "$f"
 done
+for s in ${CUBLAS:-}; do
+  IFS=x read m n k <<< "$s"
+  f="$L/ncu_cublas_$s.txt"
+  timeout 200 ncu --clock-control none --kernel-name regex:'gemm|xmma|sm90' --launch-skip 3 --launch-count 1 $SECTIONS $METRICS \
+    python3 -c "
+import torch
+a=torch.randn($m,$k,device='cuda',dtype=torch.bfloat16); b=torch.randn($n,$k,device='cuda',dtype=torch.bfloat16)
+for i in range(6): c=torch.mm(a,b.t())
+torch.cuda.synchronize()" > "$f" 2>&1
+  echo "== cuBLAS $s"; summ "$f"
+done
+tar czf "$OUT/prof.tgz" -C "$L" .

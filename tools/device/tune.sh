@@ -15,12 +15,14 @@ if [ "${TESTS:-1}" = 1 ]; then
   grep -E "FAIL|ERROR|Failure" "$L/gpu_gemm.txt" | head -10
 fi
 if [ "${CONFIGS:-1}" = 1 ]; then
-  for cfg in sm90_128x256 sm90_128x128 sm90_128x64 sm90_64x32; do
+  for cfg in ${CFGLIST:-sm90_128x256 sm90_128x128 sm90_128x64 sm90_64x32}; do
     timeout 120 build/bin/barecuda bench --config $cfg --split 1 --replays 10 --shapes "$SHAPES" > "$L/cfg_$cfg.txt" 2>&1
     echo "== $cfg (no split) rc=$?"; grep -E "^[0-9]+x" "$L/cfg_$cfg.txt" | awk '{if ($7 == "PASS") print "  " $1, "split " $5, $8 " us", $11 " TF"; else print "  " $0}'
   done
-  timeout 60 build/bin/barecuda bench --replays 10 --shapes 1024x1024x1024,256x4096x4096,128x2048x2048,64x1024x1024,16x4096x4096 > "$L/rule_split.txt" 2>&1
-  echo "== rule incl. split"; grep -E "^[0-9]+x" "$L/rule_split.txt"
+  if [ -n "${RULESHAPES:-}" ]; then
+    timeout 60 build/bin/barecuda bench --replays 10 --shapes "$RULESHAPES" > "$L/rule.txt" 2>&1
+    echo "== the rule's choice"; grep -E "^[0-9]+x" "$L/rule.txt"
+  fi
 fi
 if [ "${COMPARE:-1}" = 1 ]; then
   timeout 300 python3 tools/bench_compare.py --markdown 2>"$L/bench_err.txt" | tee "$L/bench.md" | grep -E "^\| [0-9]|geometric"
