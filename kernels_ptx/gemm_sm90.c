@@ -192,7 +192,7 @@ BC_DEVICE void sm90_consumer(sm90_shape g, const sm90_sched *sc, const bc_epi *e
         }
     }
     if (t128 == 0)
-        bc_bulk_wait_all(); /* the last TMA stores have read their staging buffers */
+        bc_bulk_wait_read_all(); /* the last TMA stores have read their staging buffers */
 }
 
 BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_t tmap_d, const sm90_sched *sc,
@@ -200,12 +200,12 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
 {
     const uint32_t base = (bc_smem_u32(bc_sm90_smem) + 1023u) & ~1023u;
     const uint32_t tid = bc_tid_x();
-    if (tid == 0) {
-        for (uint32_t s = 0; s < g.stages; s++) {
-            bc_mbar_init(sm90_full(g, base, s), 1);
-            bc_mbar_init(sm90_empty(g, base, s), g.cons);
-        }
+    if (tid < g.stages) { /* one thread per stage: the inits overlap */
+        bc_mbar_init(sm90_full(g, base, tid), 1);
+        bc_mbar_init(sm90_empty(g, base, tid), g.cons);
         bc_mbar_fence_init();
+    }
+    if (tid == BC_SM90_PRODUCER_THREADS - 32u) { /* another warp: the prefetches overlap the inits */
         bc_tma_prefetch_desc(tmap_a);
         bc_tma_prefetch_desc(tmap_b);
         if (e->flags & BC_GEMM_F_TMA_STORE)

@@ -7,10 +7,7 @@
 #include "gemm_internal.h"
 
 #define MAX_DIM 0x7FFFFFFFll
-#ifndef BC_GROUP_M
-#define BC_GROUP_M 8u /* tile raster band height (tile_sched.h); -DBC_GROUP_M=N for experiments */
-#endif
-#define GROUP_M BC_GROUP_M
+#define GROUP_M 8u /* tile raster band height (tile_sched.h); 4 and 16 measured no better */
 #define BC_MAX_SPLIT_K 8u      /* CTAs per cluster: the portable maximum */
 #define BC_SPLIT_COST_KB 24u   /* the rule's cost of a split-K wave, in k-blocks of the tile (measured) */
 

@@ -101,7 +101,7 @@ def measure(m, n, k, dtype, runs, warmup, modes):
 
 def summarize(ns):
     row = {key + "_us": nearest_rank(ns, p) / 1e3 for key, p in PCTS}
-    row.update({"max_us": ns[-1] / 1e3, "min_us": ns[0] / 1e3, "mean_us": sum(ns) / len(ns) / 1e3, "n": len(ns)})
+    row.update({"max_us": ns[-1] / 1e3, "min_us": ns[0] / 1e3, "mean_us": sum(ns) / len(ns) / 1e3, "samples": len(ns)})
     return row
 
 

@@ -55,7 +55,8 @@ BC_DEVICE void bc_bulk_commit(void) { asm volatile("cp.async.bulk.commit_group;"
 /* Waits until at most N of this thread's bulk groups still read shared memory. */
 #define bc_bulk_wait_read(N) asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory")
 
-/* Waits until all of this thread's bulk groups are complete (writes done). */
-BC_DEVICE void bc_bulk_wait_all(void) { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+/* Waits until none of this thread's bulk groups still reads shared memory
+ * (before the CTA exits; the global writes complete with the grid). */
+BC_DEVICE void bc_bulk_wait_read_all(void) { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
 
 #endif

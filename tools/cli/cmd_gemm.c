@@ -17,7 +17,7 @@ typedef struct gemm_opts {
     int64_t check_rows; /* 0 = all when small, else 64 */
     int iters;
     int json;
-    int tile_report; /* per 128x256 output tile: elements checked / bad / exactly zero */
+    int tile_report; /* per output tile of the plan: ok / wrong / wrong and exactly zero */
 } gemm_opts;
 
 static void usage(FILE *f)
@@ -101,17 +101,17 @@ static bc_status upload(bc_device *dev, gemm_opts *o, host_bufs *h, bc_rng *r)
 }
 
 /* Diagnosis aid: which output tiles are wrong, and whether they hold zeros. */
-static void tile_report(const gemm_opts *o, const host_bufs *h)
+static void tile_report(const gemm_opts *o, const host_bufs *h, int64_t bm, int64_t bn)
 {
     const bc_gemm_desc *d = &o->d;
     double *ref = malloc((size_t)d->n * sizeof *ref);
-    int64_t tm = (d->m + 127) / 128, tn = (d->n + 255) / 256;
+    int64_t tm = (d->m + bm - 1) / bm, tn = (d->n + bn - 1) / bn;
     size_t *bad = calloc((size_t)(tm * tn), sizeof *bad), *zero = calloc((size_t)(tm * tn), sizeof *zero);
     for (int64_t r = 0; r < d->m; r++) {
         bc_ref_gemm_row(d, h->a, h->b, h->c, o->bias ? h->bias : NULL, r, ref);
         for (int64_t c = 0; c < d->n; c++) {
             double got = bc_ref_get(h->d, d->d_type, (size_t)(r * d->n + c));
-            size_t t = (size_t)((r / 128) * tn + c / 256);
+            size_t t = (size_t)((r / bm) * tn + c / bn);
             if (got == 0.0)
                 zero[t]++;
             if (!(fabs(got - ref[c]) <= 0.02 * fabs(ref[c]) + 0.05))
@@ -220,7 +220,7 @@ int bc_cmd_gemm(int argc, char **argv)
                pi.config, pi.grid_x, pi.split_k, (unsigned long long)seed, (long long)rows, rel, bc_ref_bound(d->d_type),
                err.max_abs, err.bad, err.nonfinite, ok ? "PASS" : "FAIL", us, tflops);
     if (o.tile_report)
-        tile_report(&o, &h);
+        tile_report(&o, &h, pi.tile_m, pi.tile_n);
     for (size_t i = 0; !o.json && i < 4 && i < err.bad + err.nonfinite; i++)
         printf("  mismatch at row %lld col %lld: got %.6g, want %.6g\n", (long long)err.first_bad[i].row,
                (long long)err.first_bad[i].col, err.first_bad[i].got, err.first_bad[i].want);

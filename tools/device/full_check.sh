@@ -1,25 +1,35 @@
 #!/bin/bash
-# Everything that proves the Hopper claims, in one device call (logs in $OUT):
-# info, boot, GPU tests, determinism under load, compute-sanitizer on the
-# quick set, SASS facts. Benchmarks are tools/device/bench.sh.
+# Everything that proves the Hopper correctness claims, in one device call
+# (repo root, build/ carried; logs in $OUT/check.tgz): info, boot (x3 and
+# --json), the GPU test binaries, the 1000-run determinism test, SASS facts.
+# SANITIZE=1 adds compute-sanitizer memcheck/racecheck/synccheck over the
+# quick test set (BC_TEST_QUICK=1); SANITIZE=only runs just those.
 set -o pipefail
 export PATH=/usr/local/cuda/bin:$PATH
 OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-run() { echo "== $*"; "$@"; echo "rc=$?"; }
-run build/bin/barecuda info 2>&1 | tee "$OUT/info.txt"
-for i in 1 2 3; do build/bin/barecuda boot 2>&1; done | tee "$OUT/boot.txt" | tail -24
-build/bin/barecuda boot --json > "$OUT/boot.json" 2>&1
-timeout 300 build/bin/test_gpu_runtime > "$OUT/gpu_runtime.txt" 2>&1; echo "test_gpu_runtime rc=$?: $(grep -E 'PASSED|FAILED' "$OUT/gpu_runtime.txt" | tr '\n' ' ')"
-timeout 500 build/bin/test_gpu_gemm > "$OUT/gpu_gemm.txt" 2>&1; echo "test_gpu_gemm rc=$?: $(grep -E 'PASSED|FAILED' "$OUT/gpu_gemm.txt" | tr '\n' ' ')"
-timeout 300 build/bin/test_gpu_determinism > "$OUT/gpu_determinism.txt" 2>&1; echo "test_gpu_determinism rc=$?: $(grep -E 'identical|PASSED|FAILED' "$OUT/gpu_determinism.txt" | tr '\n' ' ')"
-if [ "${SANITIZE:-1}" = 1 ]; then
+L=$(mktemp -d)
+summary() { grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$1" | tr '\n' ' '; }
+if [ "${SANITIZE:-0}" != only ]; then
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv > "$L/gpu.txt" 2>&1; cat "$L/gpu.txt"
+  build/bin/barecuda info > "$L/info.txt" 2>&1; echo "barecuda info rc=$?"
+  for i in 1 2 3; do build/bin/barecuda boot > "$L/boot_$i.txt" 2>&1; echo "barecuda boot #$i rc=$?"; done
+  build/bin/barecuda boot --json > "$L/boot.json" 2>&1
+  tail -8 "$L/boot_3.txt"
+  timeout 200 build/bin/test_gpu_runtime > "$L/gpu_runtime.txt" 2>&1; echo "test_gpu_runtime rc=$?: $(summary "$L/gpu_runtime.txt")"
+  timeout 400 build/bin/test_gpu_gemm > "$L/gpu_gemm.txt" 2>&1; echo "test_gpu_gemm rc=$?: $(summary "$L/gpu_gemm.txt")"
+  grep -E "seed|FAIL|Failure" "$L/gpu_gemm.txt" | head -5
+  timeout 400 build/bin/test_gpu_determinism > "$L/gpu_determinism.txt" 2>&1; echo "test_gpu_determinism rc=$?: $(summary "$L/gpu_determinism.txt")"
+  grep -E "split_k|identical" "$L/gpu_determinism.txt"
+  for c in sm90a sm100a; do cuobjdump -sass build/kernels/$c.cubin > "$L/$c.sass" 2>&1; done
+  echo "sm90a SASS: HGMMA $(grep -c HGMMA "$L/sm90a.sass"), UTMALDG $(grep -c UTMALDG "$L/sm90a.sass"), UTMASTG $(grep -c UTMASTG "$L/sm90a.sass"), LDL/STL $(grep -cE '\b(LDL|STL)(\.|\s)' "$L/sm90a.sass")"
+  echo "sm100a SASS: $(grep -oE '\b(UTC[A-Z0-9]+|LDTM|STTM)\b' "$L/sm100a.sass" | sort | uniq -c | tr '\n' ' ') LDL/STL $(grep -cE '\b(LDL|STL)(\.|\s)' "$L/sm100a.sass")"
+fi
+if [ "${SANITIZE:-0}" != 0 ]; then
   for tool in memcheck racecheck synccheck; do
     for t in test_gpu_gemm test_gpu_runtime; do
-      BC_TEST_QUICK=1 timeout 300 compute-sanitizer --tool $tool --error-exitcode 99 build/bin/$t > "$OUT/san_${tool}_$t.txt" 2>&1
-      echo "compute-sanitizer --tool $tool $t rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san_${tool}_$t.txt" | tail -1)"
+      BC_TEST_QUICK=1 timeout 400 compute-sanitizer --tool $tool --error-exitcode 99 build/bin/$t > "$L/san_${tool}_$t.txt" 2>&1
+      echo "compute-sanitizer --tool $tool $t rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$L/san_${tool}_$t.txt" | tail -1) $(summary "$L/san_${tool}_$t.txt")"
     done
   done
 fi
-cuobjdump -sass build/kernels/sm90a.cubin > "$OUT/sm90a.sass" 2>&1
-echo "SASS: HGMMA $(grep -c HGMMA "$OUT/sm90a.sass"), LDL/STL $(grep -cE '\b(LDL|STL)(\.|\s)' "$OUT/sm90a.sass"), UTMALDG $(grep -c UTMALDG "$OUT/sm90a.sass")"
+tar czf "$OUT/check.tgz" -C "$L" .
