@@ -23,6 +23,10 @@
  * its share of the k-blocks, and the cluster adds the S partials through
  * distributed shared memory in the order 0..S-1 (splitk.h).
  *
+ * Launches are programmatically serialized: barrier set-up and descriptor
+ * prefetch run while the previous kernel of the stream finishes, and every
+ * thread waits for it (griddepcontrol.wait) before touching global memory.
+ *
  * Edges: TMA zero-fills rows/columns of A and B outside the tensor, so a
  * partial tile's accumulators are exact; the epilogue clips at M and N.
  */
@@ -30,6 +34,7 @@
 #include "gemm_abi.h"
 #include "ptx/cluster.h"
 #include "ptx/fence.h"
+#include "ptx/griddep.h"
 #include "ptx/mbarrier.h"
 #include "ptx/sreg.h"
 #include "ptx/tma.h"
@@ -212,6 +217,10 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
             bc_tma_prefetch_desc(tmap_d);
     }
     bc_syncthreads();
+    /* launched with programmatic serialization: the set-up above overlapped
+     * the previous kernel's tail; no global memory is touched before this */
+    bc_griddep_wait();
+    bc_griddep_launch_dependents();
     const uint32_t wg = tid / 128u;
     if (wg == 0) {
         bc_setmaxnreg_dec(SM90_PRODUCER_REGS);
@@ -228,6 +237,12 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
     } else {
         bc_setmaxnreg_inc(SM90_CONSUMER_REGS);
         sm90_consumer(g, sc, e, tmap_d, base, wg - 1u, f16, out_t);
+    }
+    /* every wait and arrival is done: retire the barriers */
+    bc_syncthreads();
+    if (tid < g.stages) {
+        bc_mbar_inval(sm90_full(g, base, tid));
+        bc_mbar_inval(sm90_empty(g, base, tid));
     }
 }
 

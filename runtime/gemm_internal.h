@@ -16,6 +16,7 @@ typedef struct bc__gemm_config {
     uint32_t weight_pct;     /* the rule's relative throughput of a full wave (README) */
     int tma_store;           /* the epilogue can store D through tmap_d */
     int split;               /* split-K over a cluster of S = 2, 4 or 8 CTAs per tile */
+    int pdl;                 /* the kernel waits for the previous grid (griddepcontrol.wait) */
     bc__kernel_id kernel[2][3]; /* [ab_type][d_type] */
 } bc__gemm_config;
 
@@ -26,7 +27,7 @@ struct bc_gemm_plan {
     const bc__gemm_config *config;
     CUfunction fn;
     CUlaunchConfig launch; /* hStream filled per launch */
-    CUlaunchAttribute attrs[1]; /* the cluster dimension of a split-K launch */
+    CUlaunchAttribute attrs[2]; /* programmatic serialization; a split-K launch's cluster dimension */
     void *args[1];         /* = { &params } */
     bc_gemm_params params; /* the packed kernel parameter, tensor maps inside */
     bc_gemm_plan_info info;

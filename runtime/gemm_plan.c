@@ -18,7 +18,8 @@
     {                                                                                         \
         .name = "sm90_" nm, .family = 9, .bm = 64u * (cons), .bn = (bn_), .bk = BC_SM90_BK,   \
         .threads = BC_SM90_THREADS(cons), .smem_bytes = BC_SM90_SMEM_BYTES(cons, bn_, stages), \
-        .weight_pct = (w), .tma_store = !(ks), .split = (ks), .kernel = {{id, id, id}, {id, id, id}}, \
+        .weight_pct = (w), .tma_store = !(ks), .split = (ks), .pdl = 1,                         \
+        .kernel = {{id, id, id}, {id, id, id}},                                              \
     }
 static const bc__gemm_config sm90_configs[] = {
     BC__APPLY(SM90_CONFIG, "128x256", BC_K_GEMM_SM90_128X256, 100, BC_SM90_CFG_128X256),
@@ -318,6 +319,11 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
     lc->blockDimY = lc->blockDimZ = 1;
     lc->sharedMemBytes = c->smem_bytes;
     lc->attrs = pl->attrs;
+    if (c->pdl) { /* the kernel's set-up may overlap the previous kernel's tail */
+        CUlaunchAttribute *a = &pl->attrs[lc->numAttrs++];
+        a->id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        a->value.programmaticStreamSerializationAllowed = 1;
+    }
     if (c->split) {
         CUlaunchAttribute *a = &pl->attrs[lc->numAttrs++];
         a->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;

@@ -13,6 +13,13 @@ BC_DEVICE void bc_mbar_init(uint32_t bar, uint32_t count)
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
 }
 
+/* Ends the barrier object's life (before its shared memory is released or
+ * reused); no thread may use it afterwards. */
+BC_DEVICE void bc_mbar_inval(uint32_t bar)
+{
+    asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
+}
+
 /* Makes mbarrier.init visible to the other threads and the async proxy;
  * follow with a CTA (or cluster) barrier. */
 BC_DEVICE void bc_mbar_fence_init(void)

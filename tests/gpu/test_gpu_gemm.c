@@ -309,6 +309,56 @@ static void test_graph_mode(void **state)
     free_buffers(env, &g2);
 }
 
+/* A GEMM that reads the previous GEMM's output, launched right after it on
+ * the same stream and in one graph: the launches are programmatically
+ * serialized, so the second kernel's set-up overlaps the first one's tail;
+ * its griddepcontrol.wait must still order every read of D1 after D1 is
+ * written. D2 is checked against the reference over the D1 the GPU wrote. */
+static void test_dependent_chain(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    const gcase c1 = {300, 512, 264, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0};
+    const gcase c2 = {300, 200, 512, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.0f, 1, 0, 0, 0, NULL, 0, 0};
+    gbufs g1, g2;
+    make_buffers(env, &c1, &g1);
+    make_buffers(env, &c2, &g2);
+    g2.d.a = g1.dd; /* A2 = D1: 300 x 512 bf16, rows 1024 bytes */
+    bc_gemm_plan *p1 = NULL, *p2 = NULL;
+    CHECK_BC(bc_gemm_plan_create(env->dev, &g1.d, &p1));
+    CHECK_BC(bc_gemm_plan_create(env->dev, &g2.d, &p2));
+    const size_t s1 = bytes_of(g1.d.m, g1.d.ldd, g1.d.d_type), s2 = bytes_of(g2.d.m, g2.d.ldd, g2.d.d_type);
+    void *first = malloc(s2);
+    const bc_gemm_plan *plans[2] = {p1, p2};
+    bc_graph *graph = NULL;
+    CHECK_BC(bc_graph_create(env->s, plans, 2, &graph));
+    for (int mode = 0; mode < 2; mode++) {
+        CHECK_BC(bc_memset_d8_async(env->s, g1.dd, 0xFF, s1));
+        CHECK_BC(bc_memset_d8_async(env->s, g2.dd, 0xFF, s2));
+        if (mode == 0) {
+            CHECK_BC(bc_gemm_launch(p1, env->s));
+            CHECK_BC(bc_gemm_launch(p2, env->s));
+        } else {
+            CHECK_BC(bc_graph_launch(graph, env->s));
+        }
+        CHECK_BC(bc_stream_wait(env->s, 10ull * 1000000000ull));
+        CHECK_BC(bc_memcpy_dtoh(env->dev, g1.hd, g1.dd, s1));
+        CHECK_BC(bc_memcpy_dtoh(env->dev, g2.hd, g2.dd, s2));
+        check_result(&c1, &g1);
+        memcpy(g2.ha, g1.hd, s1); /* the reference reads the D1 the GPU wrote */
+        check_result(&c2, &g2);
+        if (mode == 0)
+            memcpy(first, g2.hd, s2);
+        else
+            assert_memory_equal(first, g2.hd, s2);
+    }
+    free(first);
+    bc_graph_destroy(graph);
+    bc_gemm_plan_destroy(p1);
+    bc_gemm_plan_destroy(p2);
+    free_buffers(env, &g1);
+    free_buffers(env, &g2);
+}
+
 static int setup(void **state)
 {
     uint64_t seed = bc_ref_seed();
@@ -327,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_gemm_c_aliases_d),
         cmocka_unit_test(test_gemm_deterministic_100),
         cmocka_unit_test(test_graph_mode),
+        cmocka_unit_test(test_dependent_chain),
     };
     return cmocka_run_group_tests_name("gpu_gemm", tests, setup, gpu_env_teardown);
 }

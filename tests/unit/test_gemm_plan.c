@@ -202,6 +202,16 @@ static void check_map(const uint64_t *map, uint64_t addr, uint64_t cols, uint64_
 }
 
 
+/* The value of launch attribute `id` in the recorded launch, -1 if absent. */
+static int attr_value(const fake_launch *l, CUlaunchAttributeID id)
+{
+    for (unsigned i = 0; i < l->num_attrs; i++)
+        if (l->attrs[i].id == id)
+            return id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION ? (int)l->attrs[i].value.clusterDim.x
+                                                               : l->attrs[i].value.programmaticStreamSerializationAllowed;
+    return -1;
+}
+
 /* Launches `d` and returns the parameter block the kernel would receive. */
 static bc_gemm_params launch_and_decode(env *e, const bc_gemm_desc *d, const fake_launch **out_launch)
 {
@@ -243,7 +253,9 @@ static void test_packed_launch_sm90(void **state)
     assert_int_equal(p.ab_type, BC_DTYPE_BF16), assert_int_equal(p.d_type, BC_DTYPE_BF16);
     assert_int_equal(p.d, e.d), assert_int_equal(p.c, 0), assert_int_equal(p.bias, 0);
     assert_int_equal(p.split_k, 1);
-    assert_int_equal(l->num_attrs, 0);
+    /* programmatic serialization: the kernel's set-up overlaps the previous kernel */
+    assert_int_equal(l->num_attrs, 1);
+    assert_int_equal(attr_value(l, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION), 1);
     assert_true(p.alpha == 1.0f && p.beta == 0.0f);
     check_map(p.tmap_a, e.a, 4096, 4096, 8192, 64, 128, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
     check_map(p.tmap_b, e.b, 4096, 4096, 8192, 64, 256, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
@@ -260,7 +272,7 @@ static void test_packed_launch_sm90(void **state)
     assert_string_equal(l->kernel, "bc_gemm_sm90_64x32");
     assert_int_equal(l->block[0], 256);
     assert_int_equal(l->smem, BC_SM90_SMEM_OF(BC_SM90_CFG_64X32));
-    assert_int_equal(l->grid[0], 27), assert_int_equal(l->num_attrs, 0);
+    assert_int_equal(l->grid[0], 27), assert_int_equal(l->num_attrs, 1);
     assert_int_equal(p.ab_type, BC_DTYPE_F16), assert_int_equal(p.d_type, BC_DTYPE_F32);
     assert_int_equal(p.tiles_m, 3), assert_int_equal(p.tiles_n, 9), assert_int_equal(p.k_blocks, 3);
     assert_int_equal(p.split_k, 1);
@@ -297,7 +309,9 @@ static void test_packed_launch_sm90(void **state)
     assert_int_equal(p.tiles_m, 3), assert_int_equal(p.tiles_n, 3), assert_int_equal(p.k_blocks, 5);
     assert_int_equal(p.split_k, 4);
     assert_int_equal(l->grid[0], 36);
-    assert_int_equal(l->num_attrs, 1);
+    assert_int_equal(l->num_attrs, 2);
+    assert_int_equal(attr_value(l, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION), 4);
+    assert_int_equal(attr_value(l, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION), 1);
     assert_int_equal(l->cluster[0], 4), assert_int_equal(l->cluster[1], 1), assert_int_equal(l->cluster[2], 1);
     assert_int_equal(p.flags, 0);
     d.split_k = 7; /* -> 4 */
@@ -320,7 +334,7 @@ static void test_packed_launch_sm90(void **state)
     assert_int_equal(l->kernel[strlen(l->kernel) - 1], 's'); /* bc_gemm_sm90_*s */
     d.split_k = 1; /* the rule among the whole-tile ones */
     p = launch_and_decode(&e, &d, &l);
-    assert_int_equal(p.split_k, 1), assert_int_equal(l->num_attrs, 0);
+    assert_int_equal(p.split_k, 1), assert_int_equal(l->num_attrs, 1);
     d = base_desc(&e, 128, 128, 64); /* one k-block: a split request runs whole */
     d.split_k = 4;
     p = launch_and_decode(&e, &d, &l);
