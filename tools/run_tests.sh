@@ -5,11 +5,16 @@
 mode=${1:-all}
 cd "$(dirname "$0")/.." || exit 2
 fail=0
+skipped=0
+log=$(mktemp)
 run() {
     for t in "$@"; do
         [ -x "$t" ] || { echo "run_tests: missing $t (build it first)"; fail=1; continue; }
         echo "=== $t"
-        "$t" || fail=1
+        "$t" > "$log" 2>&1 || fail=1
+        cat "$log"
+        n=$(sed -n 's/^\[  SKIPPED \] \([0-9][0-9]*\) test(s), listed below:$/\1/p' "$log")
+        skipped=$((skipped + ${n:-0}))
     done
 }
 unit=$(ls build/bin/test_unit_* 2>/dev/null)
@@ -22,6 +27,12 @@ case "$mode" in
     gpu)  run $gpu ;;
     *) echo "usage: $0 all|unit|asan|gpu" >&2; exit 2 ;;
 esac
-[ $fail -eq 0 ] && echo "run_tests: $mode: all test binaries passed (skips are listed above)" \
-                || echo "run_tests: $mode: FAILURES above"
+rm -f "$log"
+if [ $fail -ne 0 ]; then
+    echo "run_tests: $mode: FAILURES above"
+elif [ $skipped -gt 0 ]; then
+    echo "run_tests: $mode: no failures; $skipped test(s) SKIPPED (not run: no GPU, or not for this device), listed above"
+else
+    echo "run_tests: $mode: all tests passed"
+fi
 exit $fail

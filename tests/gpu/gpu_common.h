@@ -56,6 +56,13 @@ static inline int gpu_env_teardown(void **state)
         e_;                                                                                       \
     })
 
+/* 1 on a Hopper device (the sm_90a configurations: named ones, split-K). */
+static inline int gpu_is_hopper(const gpu_env *env)
+{
+    bc_device_info info;
+    return bc_device_query(env->dev, &info) == BC_OK && info.cc_major == 9 && info.cc_minor == 0;
+}
+
 #define CHECK_BC(expr)                                                                            \
     do {                                                                                          \
         bc_status st_ = (expr);                                                                   \

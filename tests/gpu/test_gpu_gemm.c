@@ -189,18 +189,22 @@ static void test_gemm_layouts(void **state)
         run_case(env, &cases[i]);
 }
 
-/* Every sm_90a configuration named explicitly (the rule picks only some of
- * them for the shapes above), on ragged shapes, through both epilogue paths
+/* Every configuration of the device's image named explicitly (on Hopper the
+ * rule picks only some of them for the shapes above), on ragged shapes, through both epilogue paths
  * (TMA store: no C; threads: C, or D rows that are not 16-byte multiples),
  * the split-K ones split 2, 4 and 8 ways (8 exceeds the 3 k-blocks of the
  * first shape: it runs 2 ways). */
 static void test_gemm_every_config(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
-    static const char *const configs[] = {"sm90_128x256", "sm90_128x256s", "sm90_128x128", "sm90_128x128s",
-                                          "sm90_128x64",  "sm90_64x32"};
+    static const char *const sm90[] = {"sm90_128x256", "sm90_128x256s", "sm90_128x128", "sm90_128x128s",
+                                       "sm90_128x64",  "sm90_64x32"};
+    static const char *const sm100[] = {"sm100_128x256x64_ws_s4_tmem2"};
+    const int hopper = gpu_is_hopper(env);
+    const char *const *configs = hopper ? sm90 : sm100;
+    const size_t count = hopper ? sizeof sm90 / sizeof sm90[0] : 1;
     static const int64_t cshapes[][3] = {{129, 257, 136}, {300, 520, 264}};
-    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++)
+    for (size_t c = 0; c < count; c++)
         for (size_t s = 0; s < sizeof cshapes / sizeof cshapes[0]; s++) {
             const int64_t m = cshapes[s][0], n = cshapes[s][1], k = cshapes[s][2];
             /* split-K configurations: 2, 4 and 8 ways (at most the k-blocks) */
