@@ -31,6 +31,8 @@ import os
 import subprocess
 import sys
 
+from shapelist import parse_shapes
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_SHAPES = ("8192x8192x8192,6144x6144x6144,4096x4096x4096,4096x4096x1024,2048x2048x2048,"
                   "1024x1024x1024,512x4096x4096,256x4096x4096,128x2048x2048,64x1024x1024,16x4096x4096,"
@@ -41,18 +43,6 @@ TARGETS = {(4096, 4096, 4096): 1.05, (6144, 6144, 6144): 1.00, (8192, 8192, 8192
            (2048, 2048, 2048): 1.10, (4096, 4096, 1024): 1.10, (512, 4096, 4096): 1.10,
            (256, 4096, 4096): 1.10}
 DEFAULT_TARGET = 0.90
-
-
-def parse_shapes(text):
-    shapes = []
-    for item in text.split(","):
-        dims = item.strip().split("x")
-        if len(dims) != 3 or not all(d.isdigit() and int(d) > 0 for d in dims):
-            raise argparse.ArgumentTypeError(f"bad shape '{item}' (want MxNxK)")
-        shapes.append(tuple(int(d) for d in dims))
-    if not shapes:
-        raise argparse.ArgumentTypeError("no shapes")
-    return shapes
 
 
 def run_json(cmd, what):

@@ -24,6 +24,8 @@ import time
 
 import torch
 
+from shapelist import parse_shapes
+
 DEFAULT_SHAPES = "128x2048x2048,64x1024x1024,256x4096x4096"
 PCTS = (("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p999", 99.9))
 
@@ -40,16 +42,6 @@ def nearest_rank(sorted_ns, p):
     pm = round(p * 1000)
     rank = (pm * n + 99999) // 100000
     return sorted_ns[min(max(rank, 1), n) - 1]
-
-
-def parse_shapes(text):
-    shapes = []
-    for item in text.split(","):
-        dims = item.strip().split("x")
-        if len(dims) != 3 or not all(d.isdigit() and int(d) > 0 for d in dims):
-            raise argparse.ArgumentTypeError(f"bad shape '{item}' (want MxNxK)")
-        shapes.append(tuple(int(d) for d in dims))
-    return shapes
 
 
 def sample(fn, runs, warmup):

@@ -8,9 +8,8 @@
 
 #include <cmocka.h>
 
+#include "cli_run.h"
 #include "fake_test.h"
-
-int bc_cli_main(int argc, char **argv);
 
 typedef struct run_result {
     int rc;
@@ -18,39 +17,14 @@ typedef struct run_result {
     char err[4096];
 } run_result;
 
-static void slurp(const char *path, char *buf, size_t cap)
-{
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
-    buf[n] = '\0';
-    if (f)
-        fclose(f);
-    unlink(path);
-}
-
 /* Runs `barecuda info [arg]` with stdout and stderr captured. */
 static void run_info(const char *arg, run_result *r)
 {
-    char out_path[] = "/tmp/bc_info_out_XXXXXX", err_path[] = "/tmp/bc_info_err_XXXXXX";
-    int fo = mkstemp(out_path), fe = mkstemp(err_path);
-    assert_true(fo >= 0 && fe >= 0);
-    fflush(stdout);
-    fflush(stderr);
-    int so = dup(1), se = dup(2);
-    dup2(fo, 1);
-    dup2(fe, 2);
-    close(fo);
-    close(fe);
     char *argv[] = {"barecuda", "info", (char *)arg, NULL};
-    r->rc = bc_cli_main(arg ? 3 : 2, argv);
-    fflush(stdout);
-    fflush(stderr);
-    dup2(so, 1);
-    dup2(se, 2);
-    close(so);
-    close(se);
-    slurp(out_path, r->out, sizeof r->out);
-    slurp(err_path, r->err, sizeof r->err);
+    cli_capture c;
+    cli_capture_run(&c, arg ? 3 : 2, argv);
+    r->rc = c.rc;
+    cli_capture_copy(&c, r->out, sizeof r->out, r->err, sizeof r->err);
 }
 
 static int count_lines(const char *s)

@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "cli_run.h"
 #include "fake_test.h"
 
 #include "cli.h"
@@ -16,48 +17,21 @@
 extern const uint8_t bc__fatbin_bytes[];
 extern const size_t bc__fatbin_size;
 
-int bc_cli_main(int argc, char **argv);
-
 typedef struct run_result {
     int rc;
     char out[16384];
     char err[4096];
 } run_result;
 
-static void slurp(const char *path, char *buf, size_t cap)
-{
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
-    buf[n] = '\0';
-    if (f)
-        fclose(f);
-    unlink(path);
-}
-
 /* Runs `barecuda a0 a1 a2` (NULL-terminated, at most 3) capturing both streams. */
 static void run_cli(run_result *r, const char *a0, const char *a1, const char *a2)
 {
-    char out_path[] = "/tmp/bc_cli_out_XXXXXX", err_path[] = "/tmp/bc_cli_err_XXXXXX";
-    int fo = mkstemp(out_path), fe = mkstemp(err_path);
-    assert_true(fo >= 0 && fe >= 0);
-    fflush(stdout);
-    fflush(stderr);
-    int so = dup(1), se = dup(2);
-    dup2(fo, 1);
-    dup2(fe, 2);
-    close(fo);
-    close(fe);
     char *argv[] = {"barecuda", (char *)a0, (char *)a1, (char *)a2, NULL};
-    int argc = 2 + (a1 != NULL) + (a1 != NULL && a2 != NULL);
-    r->rc = bc_cli_main(argc, argv);
-    fflush(stdout);
-    fflush(stderr);
-    dup2(so, 1);
-    dup2(se, 2);
-    close(so);
-    close(se);
-    slurp(out_path, r->out, sizeof r->out);
-    slurp(err_path, r->err, sizeof r->err);
+    const int argc = 2 + (a1 != NULL) + (a1 != NULL && a2 != NULL);
+    cli_capture c;
+    cli_capture_run(&c, argc, argv);
+    r->rc = c.rc;
+    cli_capture_copy(&c, r->out, sizeof r->out, r->err, sizeof r->err);
 }
 
 static void has(const char *text, const char *needle)

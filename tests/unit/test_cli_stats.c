@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "cli_run.h"
 #include "fake_test.h"
 
 #include "cli.h"
@@ -21,7 +22,6 @@
 #include "stats.h"
 #include "svg_hist.h"
 
-int bc_cli_main(int argc, char **argv);
 
 /* ---------------------------------------------------------------- stats */
 
@@ -271,57 +271,20 @@ static void test_options_and_rows(void **state)
 
 /* ---------------------------------------------------------------- the commands over the fake */
 
-typedef struct run_result {
-    int rc;
-    char *out, *err;
-} run_result;
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    buf[got] = '\0';
-    fclose(f);
-    return buf;
-}
+typedef cli_capture run_result;
 
 /* Runs `barecuda args...` (NULL-terminated) with stdout and stderr captured. */
 static void run_cli(run_result *r, const char *const *args)
 {
-    char out_path[] = "/tmp/bc_stats_out_XXXXXX", err_path[] = "/tmp/bc_stats_err_XXXXXX";
-    int fo = mkstemp(out_path), fe = mkstemp(err_path);
-    assert_true(fo >= 0 && fe >= 0);
     char *argv[32] = {"barecuda"};
     int argc = 1;
     for (; args[argc - 1] != NULL && argc < 31; argc++)
         argv[argc] = (char *)args[argc - 1];
     argv[argc] = NULL;
-    fflush(stdout);
-    fflush(stderr);
-    int so = dup(1), se = dup(2);
-    dup2(fo, 1);
-    dup2(fe, 2);
-    close(fo);
-    close(fe);
-    r->rc = bc_cli_main(argc, argv);
-    fflush(stdout);
-    fflush(stderr);
-    dup2(so, 1);
-    dup2(se, 2);
-    close(so);
-    close(se);
-    r->out = slurp(out_path);
-    r->err = slurp(err_path);
-    unlink(out_path);
-    unlink(err_path);
+    cli_capture_run(r, argc, argv);
 }
 
-static void run_free(run_result *r) { free(r->out), free(r->err); }
+static void run_free(run_result *r) { cli_capture_free(r); }
 
 static void has(const char *text, const char *needle)
 {
@@ -478,7 +441,7 @@ static void test_latency_end_to_end(void **state)
     has(r.out, "{\"mode\":\"graph\",\"policy\":\"block\",\"what\":\"end_to_end\",\"call\":\"bc_graph_launch\"");
     run_free(&r);
 
-    char *text = slurp(csv);
+    char *text = cli_slurp(csv);
     assert_int_equal(strncmp(text, "mode,policy,index,ns\n", 21), 0);
     assert_int_equal(count_of(text, "\n"), 1 + 14 * 200);
     assert_int_equal(count_of(text, "\nempty-kernel,launch_call,"), 200);
@@ -489,14 +452,12 @@ static void test_latency_end_to_end(void **state)
     assert_int_equal(count_of(text, "\nstream-1x1x8,spin,"), 200);
     has(text, "\nstream,block,199,");
     free(text);
-    text = slurp(svg);
+    text = cli_slurp(svg);
     assert_well_formed(text);
     has(text, "stream / spin wait");
     has(text, "graph / block wait");
     assert_int_equal(count_of(text, ">p99.9 "), 6);
     free(text);
-    unlink(csv);
-    unlink(svg);
 
     /* text output, one mode and policy */
     gemm_emu_install(-1);
