@@ -141,12 +141,13 @@ static uint32_t ceil_div(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1)
 /* The split counts the rule considers for configuration c: 1 for a
  * whole-tile kernel; 2, 4, 8 (at most the k-blocks) for a split-K kernel.
  * desc.split_k = 1 keeps only whole-tile kernels; S >= 2 only split-K
- * kernels with the largest power of two <= min(S, 8, k-blocks). */
+ * kernels with the largest power of two <= min(S, 8, k-blocks), or the
+ * whole-tile ones when K has a single k-block (nothing to split). */
 static uint32_t split_options(const bc__gemm_config *c, uint32_t want, uint32_t k_blocks, uint32_t out[3])
 {
-    if (!c->split) {
+    if (!c->split) { /* whole tiles: unless a split was asked for that K allows */
         out[0] = 1;
-        return want <= 1 ? 1u : 0u;
+        return want <= 1 || k_blocks < 2 ? 1u : 0u;
     }
     if (want == 1)
         return 0;
@@ -199,15 +200,13 @@ static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, cons
             return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "configuration '%s' is %s for sm_%d%d", d->config,
                            named == NULL ? "unknown" : "not built", dev->info.cc_major, dev->info.cc_minor);
     }
-    /* a split request that K cannot honour (one k-block) runs whole */
-    const uint32_t want = d->split_k >= 2 && kb < 2 && (named == NULL || !named->split) ? 1u : d->split_k;
     if (fam == 9) {
         uint64_t best = 0;
         for (size_t i = 0; i < SM90_CONFIG_COUNT; i++) {
             if (named != NULL && named != &sm90_configs[i])
                 continue;
             uint32_t opts[3];
-            const uint32_t n = split_options(&sm90_configs[i], want, kb, opts);
+            const uint32_t n = split_options(&sm90_configs[i], d->split_k, kb, opts);
             for (uint32_t j = 0; j < n; j++) {
                 const uint64_t cost = rule_cost(&sm90_configs[i], opts[j], d, (uint32_t)dev->info.sm_count);
                 if (c == NULL || cost < best)

@@ -257,7 +257,7 @@ static bc_status setup(lat_ctx *c, bc_device_info *di, int *prio_eff)
     c->d.split_k = o->split_k;
     c->fd = c->d;
     c->fd.m = 1, c->fd.n = 1, c->fd.k = 8;
-    c->fd.config = NULL;
+    c->fd.config = NULL, c->fd.split_k = 0; /* the floor plan takes the rule's choice */
     const size_t ab = bc_dtype_bytes(o->ab), big = (size_t)((o->m > o->n ? o->m : o->n) * o->k);
     c->host_a = malloc((size_t)(o->m * o->k) * ab);
     c->host_b = malloc((size_t)(o->n * o->k) * ab);

@@ -5,13 +5,14 @@
 # barecuda bench. Optionally the GPU tests first (TESTS=1) and other
 # barecuda builds (VARIANTS="build/bin/barecuda_g4 ...") on BIG shapes.
 # Prints "shape config split us TFLOP/s" rows; logs in $OUT/calib.tgz.
+# PLAIN="" or SPLIT="" skips that group (unset takes the defaults).
 set -o pipefail
 export PATH=/usr/local/cuda/bin:$PATH
 OUT=${OUT:-/tmp/out}
 L=$(mktemp -d)
-SHAPES=${SHAPES:-4096x4096x1024,2048x2048x2048,1024x1024x1024,512x4096x4096,256x4096x4096,128x2048x2048,64x1024x1024,16x4096x4096}
-PLAIN=${PLAIN:-sm90_128x256 sm90_128x128 sm90_128x64 sm90_64x32}
-SPLIT=${SPLIT:-sm90_128x256s sm90_128x128s}
+SHAPES=${SHAPES-4096x4096x1024,2048x2048x2048,1024x1024x1024,512x4096x4096,256x4096x4096,128x2048x2048,64x1024x1024,16x4096x4096}
+PLAIN=${PLAIN-sm90_128x256 sm90_128x128 sm90_128x64 sm90_64x32}
+SPLIT=${SPLIT-sm90_128x256s sm90_128x128s}
 row() { grep -E "^[0-9]+x" "$1" | awk -v tag="$2" '{if ($7 == "PASS") printf "  %-16s %-16s %-6s %9s us %7s TF\n", $1, $2, tag, $8, $11; else print "  " $0}'; }
 if [ "${TESTS:-0}" = 1 ]; then
   timeout 300 build/bin/test_gpu_gemm > "$L/gpu_gemm.txt" 2>&1; echo "test_gpu_gemm rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' "$L/gpu_gemm.txt" | tr '\n' ' ')"
