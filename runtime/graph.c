@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "barecuda/graph.h"
 #include "gemm_internal.h"
 
 struct bc_graph {

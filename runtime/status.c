@@ -42,6 +42,17 @@ static const char *const status_names[BC_STATUS_COUNT_] = {
     [BC_ERR_NO_KERNEL_FOR_DEVICE] = "BC_ERR_NO_KERNEL_FOR_DEVICE: no GEMM kernel for this device",
     [BC_ERR_TENSOR_MAP] = "BC_ERR_TENSOR_MAP: TMA tensor-map rule broken",
     [BC_ERR_GRAPH] = "BC_ERR_GRAPH: graph capture or instantiation failed",
+    [BC_ERR_FILE_IO] = "BC_ERR_FILE_IO: the file could not be opened or read",
+    [BC_ERR_NOT_REGULAR_FILE] = "BC_ERR_NOT_REGULAR_FILE: the path is not a regular file",
+    [BC_ERR_FILE_TOO_LARGE] = "BC_ERR_FILE_TOO_LARGE: the file exceeds the size limit",
+    [BC_ERR_PARAM_MISMATCH] = "BC_ERR_PARAM_MISMATCH: parameters do not match the kernel's signature",
+    [BC_ERR_LAUNCH_CONFIG] = "BC_ERR_LAUNCH_CONFIG: grid, block or shared memory outside the limits",
+    [BC_ERR_CLUSTER] = "BC_ERR_CLUSTER: the device cannot schedule this cluster shape",
+    [BC_ERR_IN_USE] = "BC_ERR_IN_USE: still used by a plan or graph",
+    [BC_ERR_NOT_SUPPORTED] = "BC_ERR_NOT_SUPPORTED: the driver or device lacks what this needs",
+    [BC_ERR_OUT_OF_BOUNDS] = "BC_ERR_OUT_OF_BOUNDS: operand extent runs past its allocation",
+    [BC_ERR_WRONG_DEVICE] = "BC_ERR_WRONG_DEVICE: pointer is not memory this device can access",
+    [BC_ERR_OVERLAP] = "BC_ERR_OVERLAP: operands overlap; the result would depend on timing",
 };
 
 const char *bc_status_string(bc_status st)

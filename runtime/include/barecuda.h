@@ -14,6 +14,10 @@
 #include "barecuda/stream.h"
 #include "barecuda/mem.h"
 #include "barecuda/gemm.h"
+#include "barecuda/module.h"
+#include "barecuda/graph.h"
+#include "barecuda/tensormap.h"
+#include "barecuda/resident.h"
 #include "barecuda/selftest.h"
 
 #endif

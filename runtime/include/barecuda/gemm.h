@@ -95,26 +95,6 @@ typedef struct bc_gemm_plan_info {
 /* Contract: describes the chosen configuration; no driver call. */
 bc_status bc_gemm_plan_query(const bc_gemm_plan *plan, bc_gemm_plan_info *out_info);
 
-/* Graph mode: several plans captured once, in order, into one instantiated
- * CUDA graph; a replay is one cuGraphLaunch. */
-typedef struct bc_graph bc_graph;
-
-/* Contract: captures plans[0..count-1] in that order on `stream` (which must
- * be idle and not already capturing) and instantiates the graph. */
-bc_status bc_graph_create(bc_stream *stream, const bc_gemm_plan *const *plans, int count,
-                          bc_graph **out_graph);
-
-/* Contract: one cuGraphLaunch on `stream`; no allocation, no lock. */
-bc_status bc_graph_launch(const bc_graph *graph, bc_stream *stream);
-
-/* Contract: after bc_gemm_plan_set_pointers on the plan captured at
- * `index`, pushes its new parameters into the instantiated graph in place
- * (cuGraphExecKernelNodeSetParams); never re-instantiates. */
-bc_status bc_graph_update(bc_graph *graph, int index, const bc_gemm_plan *plan);
-
-/* Contract: destroys the graph. NULL is a no-op. */
-void bc_graph_destroy(bc_graph *graph);
-
 #ifdef __cplusplus
 }
 #endif

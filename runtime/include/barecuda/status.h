@@ -55,6 +55,19 @@ typedef enum bc_status {
     BC_ERR_NO_KERNEL_FOR_DEVICE = 57, /* the device's architecture has no GEMM kernel */
     BC_ERR_TENSOR_MAP = 58,         /* a TMA tensor-map rule is broken; the log names the rule */
     BC_ERR_GRAPH = 59,              /* graph capture/instantiation state error */
+    /* modules, kernels, launch plans */
+    BC_ERR_FILE_IO = 60,            /* a file could not be opened or read completely */
+    BC_ERR_NOT_REGULAR_FILE = 61,   /* the path names a directory, device, FIFO or socket */
+    BC_ERR_FILE_TOO_LARGE = 62,     /* the file exceeds the stated size limit */
+    BC_ERR_PARAM_MISMATCH = 63,     /* kernel parameters do not match the kernel's signature */
+    BC_ERR_LAUNCH_CONFIG = 64,      /* grid, block or shared memory outside the kernel's or device's limits */
+    BC_ERR_CLUSTER = 65,            /* a cluster shape the device cannot schedule for this kernel */
+    BC_ERR_IN_USE = 66,             /* the object is still used by another (a module by a plan or graph) */
+    BC_ERR_NOT_SUPPORTED = 67,      /* the driver or device lacks what this call needs */
+    /* operand checks */
+    BC_ERR_OUT_OF_BOUNDS = 68,      /* an operand's extent runs past its allocation or pool block */
+    BC_ERR_WRONG_DEVICE = 69,       /* a pointer is not memory this device can read or write */
+    BC_ERR_OVERLAP = 70,            /* operands overlap so that the result would depend on timing */
     BC_STATUS_COUNT_ /* not a status: keeps the table honest */
 } bc_status;
 

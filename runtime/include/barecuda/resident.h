@@ -1,0 +1,91 @@
+/* barecuda — the resident executor: a fixed sequence of GEMM plans run by
+ * one persistent kernel, step after step, with no launch per step.
+ *
+ * bc_resident_start launches the kernel once. Each bc_resident_step is one
+ * host store to a doorbell in mapped pinned memory and a poll of a
+ * completion count the kernel writes back there: no driver call. Between
+ * steps the host rewrites the *contents* of the buffers the plans name
+ * (inputs, weights); the pointers themselves are fixed while the executor
+ * runs (stop, re-point the plans, create a new executor).
+ *
+ * The kernel runs the same main loop and epilogue as the launched Hopper
+ * GEMM, so each plan's output is byte-identical to its non-resident launch.
+ * A plan that reads what an earlier plan of the sequence writes is separated
+ * from it by a grid-wide barrier; independent plans share one.
+ */
+#ifndef BARECUDA_RESIDENT_H
+#define BARECUDA_RESIDENT_H
+
+#include <stdint.h>
+
+#include "device.h"
+#include "gemm.h"
+#include "stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bc_resident bc_resident;
+
+typedef struct bc_resident_config {
+    uint32_t sm_count;     /* CTAs the executor holds, one per SM; 0 = the default (README) */
+    uint32_t spin_ns;      /* after each step, poll the doorbell without sleeping this long */
+    uint32_t max_sleep_ns; /* idle back-off: the longest sleep between two polls */
+} bc_resident_config;
+
+/* Contract: fills *out_cfg with the defaults (README, "Resident executor"). */
+bc_status bc_resident_config_default(bc_resident_config *out_cfg);
+
+/* Contract: builds the program for plans[0..count-1] (run in that order each
+ * step): their tensor maps and epilogues in one device block, the barriers
+ * between dependent plans, the doorbell and completion words in the pinned
+ * host pool. The plans must be whole-tile sm_90a plans of one configuration
+ * (BC_ERR_INVALID_ARGUMENT naming the first that is not); they may be
+ * destroyed afterwards. Nothing is launched. On failure *out_res is
+ * untouched and nothing is leaked. */
+bc_status bc_resident_create(bc_device *dev, const bc_gemm_plan *const *plans, int count,
+                             const bc_resident_config *cfg, bc_resident **out_res);
+
+/* Contract: launches the persistent kernel on `stream` (which it occupies
+ * until bc_resident_stop). BC_ERR_INVALID_ARGUMENT if already started. */
+bc_status bc_resident_start(bc_resident *res, bc_stream *stream);
+
+/* Contract: rings the doorbell for one step of the whole sequence and
+ * returns without waiting. No driver call. BC_ERR_NOT_READY if the previous
+ * step has not completed yet (wait for it first). */
+bc_status bc_resident_ring(bc_resident *res);
+
+/* Contract: waits until the last rung step has completed, or `timeout_ns`
+ * has passed (BC_ERR_TIMEOUT: the step is still pending; wait again, or
+ * stop). No driver call. */
+bc_status bc_resident_wait(bc_resident *res, uint64_t timeout_ns);
+
+/* Contract: bc_resident_ring then bc_resident_wait. */
+bc_status bc_resident_step(bc_resident *res, uint64_t timeout_ns);
+
+/* Contract: tells the kernel to exit after any step in progress and waits,
+ * bounded by timeout_ns, for its stream to drain. BC_ERR_TIMEOUT if it did
+ * not end in time (see README: what that means and what to do). */
+bc_status bc_resident_stop(bc_resident *res, uint64_t timeout_ns);
+
+typedef struct bc_resident_info {
+    const char *config;     /* tile configuration of every plan */
+    uint32_t sm_count;      /* CTAs held */
+    uint32_t plans;
+    uint32_t barriers;      /* grid-wide barriers per step */
+    uint64_t steps_done;    /* completion count */
+    int running;
+} bc_resident_info;
+
+/* Contract: describes the executor; reads the completion word, no driver call. */
+bc_status bc_resident_query(const bc_resident *res, bc_resident_info *out_info);
+
+/* Contract: stops the kernel if it runs (bounded as bc_resident_stop with
+ * the device's default bound), frees everything. NULL is a no-op. */
+void bc_resident_destroy(bc_resident *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
