@@ -1,21 +1,36 @@
 /* Hopper epilogue: one consumer warpgroup's wgmma accumulators (64 rows x BN
  * columns, layout in ptx/wgmma.h) to D, chunk by chunk through the
  * warpgroup's two 8 KiB staging buffers (64 rows x up to 128 B, swizzled the
- * way the TMA unit reads them, which also keeps the smem writes free of bank
- * conflicts). Two paths, chosen per plan:
+ * way the TMA unit reads them, which also keeps the smem accesses free of
+ * bank conflicts). A chunk is `cols` = inner / esize columns of D, where
+ * inner = min(BN * esize, 128) bytes.
  *
- *   TMA path (BC_GEMM_F_TMA_STORE: no C, D rows 16-byte aligned): alpha,
- *     bias and ReLU applied in registers, values converted to D's type,
- *     staged, and one thread issues a TMA tensor store of the chunk. The TMA
- *     unit clips the box at M and N, so ragged tiles need no masks. Stores
- *     are not waited for: a buffer is reused two chunks later, after
+ * C, when the plan reads one, normally arrives the same way A and B do: the
+ * producer TMA-loads the tile's C as extra stages of the ring right after
+ * the tile's last k-block (BC_GEMM_F_C_SMEM), in boxes with exactly the
+ * staging geometry, so the read of C overlaps the main loop and each thread
+ * finds its C values at the swizzled offsets where it writes D.
+ *
+ * Three paths, chosen per plan:
+ *   TMA path (BC_GEMM_F_TMA_STORE: D rows 16-byte aligned; no C or C in
+ *     smem): alpha, beta*C, bias and ReLU applied in registers, values
+ *     converted to D's type, staged, and one thread issues a TMA tensor
+ *     store of the chunk. The TMA unit clips the box at M and N. Stores are
+ *     not waited for: a buffer is reused two chunks later, after
  *     cp.async.bulk.wait_group.read 1, and the next tile's main loop starts
  *     while the last stores drain.
- *   Thread path (otherwise): alpha * acc staged as f32, 32 columns a chunk;
- *     then each thread finishes and stores elements along rows (coalesced C
- *     reads and D writes), masked at M and N.
+ *   Copy-out path (D rows not 16-byte aligned, e.g. an odd N in bf16; no C
+ *     or C in smem): the same finished, converted values are staged, then
+ *     each warp copies rows of the chunk to D with 4-byte stores wherever
+ *     the row's alignment allows (one 2-byte store at each end of a 16-bit
+ *     row that starts at an odd element).
+ *   Thread path (C in global memory: its rows are not 16-byte aligned):
+ *     alpha * acc staged as f32, 32 columns a chunk; then each thread
+ *     finishes and stores elements along rows (coalesced C reads and D
+ *     writes), masked at M and N.
  *
- * Both paths round once, from the f32 sum, as the reference does.
+ * Every path rounds once, from the same f32 expression
+ * ((alpha * acc + beta * C) + bias, then ReLU), so they write the same bytes.
  */
 #ifndef BC_KERNELS_EPILOGUE_SM90_H
 #define BC_KERNELS_EPILOGUE_SM90_H
@@ -23,6 +38,7 @@
 #include "epilogue.h"
 #include "gemm_abi.h"
 #include "ptx/fence.h"
+#include "ptx/smem.h"
 #include "ptx/tma.h"
 
 /* Byte offset `off` inside a staging buffer whose rows are `inner` bytes
@@ -33,12 +49,26 @@ BC_DEVICE uint32_t bc_sm90_swz(uint32_t off, const uint32_t inner)
     return off ^ (((off >> 7) & (inner == 128 ? 7u : 3u)) << 4);
 }
 
+/* Bytes of one staged row of a chunk: min(BN * esize, 128). */
+BC_DEVICE uint32_t bc_sm90_inner(const uint32_t bn, const uint32_t esize)
+{
+    return bn * esize < 128u ? bn * esize : 128u;
+}
+
 /* Where one consumer's tile piece goes: rows row0..row0+63, columns
  * col0..col0+BN-1 of D; `buf0` its first staging buffer, `seq` the running
- * count of buffers it used (selects the buffer), `bar` its named barrier. */
+ * count of buffers it used (selects the buffer), `bar` its named barrier.
+ * With BC_GEMM_F_C_SMEM, C box b = cons * (chunks) + chunk lies in ring
+ * stage (cfirst + b / per) mod stages, at (b mod per) boxes from its start,
+ * where per = stage_bytes / box bytes (gemm_sm90.c's producer puts it there). */
 typedef struct bc_sm90_epi_at {
     uint32_t row0, col0, buf0, bar, t128;
     uint64_t tmap_d;
+    uint32_t cons;        /* this consumer's index in the CTA */
+    uint32_t ring;        /* shared address of ring stage 0 */
+    uint32_t cfirst;      /* ring index of the tile's first C stage */
+    uint32_t stage_bytes; /* compile-time constant of the configuration */
+    uint32_t stages;      /* compile-time constant of the configuration */
 } bc_sm90_epi_at;
 
 BC_DEVICE uint32_t bc_sm90_next_buf(const bc_sm90_epi_at *at, uint32_t *seq)
@@ -46,70 +76,88 @@ BC_DEVICE uint32_t bc_sm90_next_buf(const bc_sm90_epi_at *at, uint32_t *seq)
     return at->buf0 + ((*seq)++ & 1u) * BC_SM90_EPI_BUF_BYTES;
 }
 
-BC_DEVICE void bc_st_shared_b32(uint32_t a, uint32_t v) { asm volatile("st.shared.b32 [%0], %1;" ::"r"(a), "r"(v)); }
-
-BC_DEVICE void bc_st_shared_v2f32(uint32_t a, float x, float y)
+/* Shared address of this consumer's C box for chunk q (esize, bn constants). */
+BC_DEVICE uint32_t bc_sm90_cbox(const bc_sm90_epi_at *at, const uint32_t bn, const uint32_t esize, uint32_t q)
 {
-    asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(a), "f"(x), "f"(y));
+    const uint32_t inner = bc_sm90_inner(bn, esize), box = 64u * inner, per = at->stage_bytes / box;
+    const uint32_t b = at->cons * (bn * esize / inner) + q;
+    uint32_t s = at->cfirst + b / per;
+    if (s >= at->stages)
+        s -= at->stages;
+    return at->ring + s * at->stage_bytes + (b % per) * box;
 }
 
-typedef struct bc_f32x4s {
-    float x, y, z, w;
-} bc_f32x4s;
-
-BC_DEVICE bc_f32x4s bc_ld_shared_v4f32(uint32_t a)
+/* Two adjacent D-typed values of C at shared address a (esize constant). */
+BC_DEVICE bc_f32x2 bc_sm90_load_c2(uint32_t a, const uint32_t esize, int out_t)
 {
-    bc_f32x4s v;
-    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(a));
-    return v;
+    bc_f32x2 r;
+    if (esize == 4) {
+        const bc_f32x2s v = bc_ld_shared_v2f32(a);
+        r.x = v.x, r.y = v.y;
+    } else {
+        const uint32_t w = bc_ld_shared_b32(a);
+        r.x = out_t == BC_OUT_BF16 ? bc_bf16_to_f32((uint16_t)w) : bc_f16_to_f32((uint16_t)w);
+        r.y = out_t == BC_OUT_BF16 ? bc_bf16_to_f32((uint16_t)(w >> 16)) : bc_f16_to_f32((uint16_t)(w >> 16));
+    }
+    return r;
 }
 
-BC_DEVICE float bc_ld_shared_f32(uint32_t a)
+/* Finishes the chunk's fragments and stages them, converted to D's type, in
+ * `buf` (esize and bn compile-time constants): the part the TMA and the
+ * copy-out paths share. */
+BC_DEVICE void bc_sm90_stage_chunk(const bc_epi *e, const float *acc, const uint32_t bn, const uint32_t esize,
+                                   int out_t, const bc_sm90_epi_at *at, uint32_t q, uint32_t buf)
 {
-    float v;
-    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(a));
-    return v;
+    const uint32_t inner = bc_sm90_inner(bn, esize), cols = inner / esize;
+    const uint32_t t128 = bc_opaque_u32(at->t128), w = t128 / 32u, l = t128 % 32u;
+    const uint32_t r0 = 16u * w + l / 4u;
+    const int bias = (e->flags & BC_GEMM_F_BIAS) != 0, relu = (e->flags & BC_GEMM_F_RELU) != 0;
+    const int has_c = (e->flags & BC_GEMM_F_C_SMEM) != 0;
+    const uint32_t cb = has_c ? bc_sm90_cbox(at, bn, esize, q) : 0u;
+#pragma unroll
+    for (uint32_t jj = 0; jj < cols / 8u; jj++) {
+        const uint32_t j = q * (cols / 8u) + jj; /* accumulator group: columns 8j .. 8j+7 */
+        const uint32_t col = at->col0 + 8u * j + 2u * (l % 4u);
+        float b0 = 0.0f, b1 = 0.0f;
+        if (bias) {
+            b0 = col < e->n ? bc_load_out(e->bias, col, out_t) : 0.0f;
+            b1 = col + 1u < e->n ? bc_load_out(e->bias, col + 1u, out_t) : 0.0f;
+        }
+#pragma unroll
+        for (uint32_t h = 0; h < 2; h++) {
+            const uint32_t off = bc_sm90_swz((r0 + 8u * h) * inner + (8u * jj + 2u * (l % 4u)) * esize, inner);
+            float v0 = e->alpha * acc[4 * j + 2 * h], v1 = e->alpha * acc[4 * j + 2 * h + 1];
+            if (has_c) {
+                const bc_f32x2 c = bc_sm90_load_c2(cb + off, esize, out_t);
+                v0 += e->beta * c.x;
+                v1 += e->beta * c.y;
+            }
+            v0 += b0;
+            v1 += b1;
+            if (relu) {
+                v0 = v0 < 0.0f ? 0.0f : v0; /* NaN stays NaN */
+                v1 = v1 < 0.0f ? 0.0f : v1;
+            }
+            if (esize == 4)
+                bc_st_shared_v2f32(buf + off, v0, v1);
+            else
+                bc_st_shared_b32(buf + off, bc_pack2(v0, v1, out_t));
+        }
+    }
 }
 
 /* TMA path; esize (2 or 4) and bn are compile-time constants. */
 BC_DEVICE void bc_sm90_epi_tma(const bc_epi *e, const float *acc, const uint32_t bn, const uint32_t esize,
                                int out_t, const bc_sm90_epi_at *at, uint32_t *seq)
 {
-    const uint32_t inner = bn * esize < 128u ? bn * esize : 128u;
-    const uint32_t cols = inner / esize; /* D columns per chunk */
-    const uint32_t w = at->t128 / 32u, l = at->t128 % 32u;
-    const uint32_t r0 = 16u * w + l / 4u;
-    const int bias = (e->flags & BC_GEMM_F_BIAS) != 0, relu = (e->flags & BC_GEMM_F_RELU) != 0;
+    const uint32_t cols = bc_sm90_inner(bn, esize) / esize;
 #pragma unroll
     for (uint32_t q = 0; q < bn / cols; q++) {
         const uint32_t buf = bc_sm90_next_buf(at, seq);
         if (at->t128 == 0)
             bc_bulk_wait_read(1); /* the store that last read `buf` is done reading */
         bc_bar_sync(at->bar, 128);
-#pragma unroll
-        for (uint32_t jj = 0; jj < cols / 8u; jj++) {
-            const uint32_t j = q * (cols / 8u) + jj; /* accumulator group: columns 8j .. 8j+7 */
-            const uint32_t col = at->col0 + 8u * j + 2u * (l % 4u);
-            float b0 = 0.0f, b1 = 0.0f;
-            if (bias) {
-                b0 = col < e->n ? bc_load_out(e->bias, col, out_t) : 0.0f;
-                b1 = col + 1u < e->n ? bc_load_out(e->bias, col + 1u, out_t) : 0.0f;
-            }
-#pragma unroll
-            for (uint32_t h = 0; h < 2; h++) {
-                float v0 = e->alpha * acc[4 * j + 2 * h] + b0, v1 = e->alpha * acc[4 * j + 2 * h + 1] + b1;
-                if (relu) {
-                    v0 = v0 < 0.0f ? 0.0f : v0; /* NaN stays NaN */
-                    v1 = v1 < 0.0f ? 0.0f : v1;
-                }
-                const uint32_t off = (r0 + 8u * h) * inner + (8u * jj + 2u * (l % 4u)) * esize;
-                const uint32_t a = buf + bc_sm90_swz(off, inner);
-                if (esize == 4)
-                    bc_st_shared_v2f32(a, v0, v1);
-                else
-                    bc_st_shared_b32(a, bc_pack2(v0, v1, out_t));
-            }
-        }
+        bc_sm90_stage_chunk(e, acc, bn, esize, out_t, at, q, buf);
         bc_fence_proxy_async_smem(); /* our st.shared before the TMA unit reads them */
         bc_bar_sync(at->bar, 128);
         if (at->t128 == 0) {
@@ -119,14 +167,62 @@ BC_DEVICE void bc_sm90_epi_tma(const bc_epi *e, const float *acc, const uint32_t
     }
 }
 
+/* Copy-out path; esize and bn are compile-time constants. Warp w copies rows
+ * w, w+4, ... of each staged chunk; in a row the lanes take the pairs of
+ * elements that start at an even index of D (4-byte aligned), so a row that
+ * starts at an odd element has a lone element at each end. */
+BC_DEVICE void bc_sm90_epi_copyout(const bc_epi *e, const float *acc, const uint32_t bn, const uint32_t esize,
+                                   int out_t, const bc_sm90_epi_at *at, uint32_t *seq)
+{
+    const uint32_t inner = bc_sm90_inner(bn, esize), cols = inner / esize;
+#pragma unroll
+    for (uint32_t q = 0; q < bn / cols; q++) {
+        const uint32_t t128 = bc_opaque_u32(at->t128), w = t128 / 32u, l = t128 % 32u;
+        const uint32_t buf = bc_sm90_next_buf(at, seq);
+        bc_bar_sync(at->bar, 128); /* every thread finished copying the chunk that last used `buf` */
+        bc_sm90_stage_chunk(e, acc, bn, esize, out_t, at, q, buf);
+        bc_bar_sync(at->bar, 128);
+        const uint32_t cbase = at->col0 + q * cols;
+        if (cbase >= e->n)
+            continue;
+        const uint32_t ncols = e->n - cbase < cols ? e->n - cbase : cols;
+        for (uint32_t r = w; r < 64u; r += 4u) {
+            const uint32_t row = at->row0 + r;
+            if (row >= e->m)
+                break;
+            const uint64_t g0 = (uint64_t)row * e->ldd + cbase;
+            if (esize == 4) {
+                if (l < ncols)
+                    ((float *)e->d)[g0 + l] = bc_ld_shared_f32(buf + bc_sm90_swz(r * inner + l * 4u, inner));
+                continue;
+            }
+            /* pair p covers elements 2p - odd and 2p - odd + 1 of the chunk row */
+            const uint32_t odd = (uint32_t)(g0 & 1u), pairs = (ncols + odd + 1u) / 2u;
+            for (uint32_t p = l; p < pairs; p += 32u) {
+                const int32_t i0 = (int32_t)(2u * p) - (int32_t)odd, i1 = i0 + 1;
+                const int ok0 = i0 >= 0, ok1 = (uint32_t)i1 < ncols;
+                const uint16_t h0 = ok0 ? bc_ld_shared_b16(buf + bc_sm90_swz(r * inner + (uint32_t)i0 * 2u, inner)) : 0;
+                const uint16_t h1 = ok1 ? bc_ld_shared_b16(buf + bc_sm90_swz(r * inner + (uint32_t)i1 * 2u, inner)) : 0;
+                uint16_t *d16 = (uint16_t *)e->d;
+                if (ok0 && ok1)
+                    *(uint32_t *)(d16 + g0 + (uint32_t)i0) = (uint32_t)h0 | ((uint32_t)h1 << 16);
+                else if (ok0)
+                    d16[g0 + (uint32_t)i0] = h0;
+                else if (ok1)
+                    d16[g0 + (uint32_t)i1] = h1;
+            }
+        }
+    }
+}
+
 /* Thread path; bn is a compile-time constant. */
 BC_DEVICE void bc_sm90_epi_threads(const bc_epi *e, const float *acc, const uint32_t bn, int out_t,
                                    const bc_sm90_epi_at *at, uint32_t *seq)
 {
-    const uint32_t w = at->t128 / 32u, l = at->t128 % 32u;
-    const uint32_t r0 = 16u * w + l / 4u;
 #pragma unroll
     for (uint32_t q = 0; q < bn / 32u; q++) {
+        const uint32_t t128 = bc_opaque_u32(at->t128), w = t128 / 32u, l = t128 % 32u;
+        const uint32_t r0 = 16u * w + l / 4u;
         const uint32_t buf = bc_sm90_next_buf(at, seq);
         bc_bar_sync(at->bar, 128); /* every thread finished reading the previous chunk */
 #pragma unroll
@@ -143,7 +239,7 @@ BC_DEVICE void bc_sm90_epi_threads(const bc_epi *e, const float *acc, const uint
         /* 64 rows x 32 columns: a warp covers one row's 32 columns per step */
 #pragma unroll 4
         for (uint32_t i = 0; i < 16; i++) {
-            const uint32_t idx = at->t128 + 128u * i, r = idx / 32u, cc = idx % 32u;
+            const uint32_t idx = t128 + 128u * i, r = idx / 32u, cc = idx % 32u;
             const uint32_t row = at->row0 + r, col = at->col0 + 32u * q + cc;
             if (row < e->m && col < e->n) {
                 const float v = bc_ld_shared_f32(buf + bc_sm90_swz(r * 128u + cc * 4u, 128u));
@@ -157,12 +253,18 @@ BC_DEVICE void bc_sm90_epi_threads(const bc_epi *e, const float *acc, const uint
 BC_DEVICE void bc_sm90_epilogue(const bc_epi *e, const float *acc, const uint32_t bn, int out_t,
                                 const bc_sm90_epi_at *at, uint32_t *seq)
 {
-    if (!(e->flags & BC_GEMM_F_TMA_STORE))
+    if ((e->flags & BC_GEMM_F_C) && !(e->flags & BC_GEMM_F_C_SMEM))
         bc_sm90_epi_threads(e, acc, bn, out_t, at, seq);
-    else if (out_t == BC_OUT_F32)
-        bc_sm90_epi_tma(e, acc, bn, 4, out_t, at, seq);
-    else
-        bc_sm90_epi_tma(e, acc, bn, 2, out_t, at, seq);
+    else if (e->flags & BC_GEMM_F_TMA_STORE) {
+        if (out_t == BC_OUT_F32)
+            bc_sm90_epi_tma(e, acc, bn, 4, out_t, at, seq);
+        else
+            bc_sm90_epi_tma(e, acc, bn, 2, out_t, at, seq);
+    } else if (out_t == BC_OUT_F32) {
+        bc_sm90_epi_copyout(e, acc, bn, 4, out_t, at, seq);
+    } else {
+        bc_sm90_epi_copyout(e, acc, bn, 2, out_t, at, seq);
+    }
 }
 
 #endif

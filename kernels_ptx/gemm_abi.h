@@ -73,7 +73,8 @@
 #define BC_GEMM_F_C 1u         /* add beta * C */
 #define BC_GEMM_F_BIAS 2u      /* add bias[n] */
 #define BC_GEMM_F_RELU 4u      /* clamp at 0 */
-#define BC_GEMM_F_TMA_STORE 8u /* sm_90a: D leaves through tmap_d (no C, 16-B row pitch) */
+#define BC_GEMM_F_TMA_STORE 8u /* sm_90a: D leaves through tmap_d (16-B row pitch; C, if any, via BC_GEMM_F_C_SMEM) */
+#define BC_GEMM_F_C_SMEM 16u   /* sm_90a whole-tile: C arrives through the stage ring by TMA (tmap_c) */
 
 typedef struct bc_gemm_params {
     _Alignas(64) uint64_t tmap_a[16]; /* CUtensorMap of A: dims {K, M}, box {BK, BM} */
@@ -91,13 +92,15 @@ typedef struct bc_gemm_params {
     uint32_t k_blocks;                /* ceil(K/BK) */
     uint32_t group_m;                 /* raster: bands of group_m tile rows */
     uint32_t split_k;                 /* CTAs per cluster sharing a tile's K (split-K kernels), else 1 */
-    uint32_t reserved_[9];            /* pads to 512 = 8 x 64 bytes */
+    uint32_t reserved_[9];            /* pads the scalars to 128 bytes */
+    _Alignas(64) uint64_t tmap_c[16]; /* sm_90a with BC_GEMM_F_C_SMEM: C, dims {N, M}, box {128 B, 64} */
 } bc_gemm_params;
 
-_Static_assert(sizeof(bc_gemm_params) == 512, "bc_gemm_params layout changed: update both sides");
+_Static_assert(sizeof(bc_gemm_params) == 640, "bc_gemm_params layout changed: update both sides");
 _Static_assert(__builtin_offsetof(bc_gemm_params, tmap_b) == 128, "tmap_b offset");
 _Static_assert(__builtin_offsetof(bc_gemm_params, tmap_d) == 256, "tmap_d offset");
 _Static_assert(__builtin_offsetof(bc_gemm_params, d) == 384, "d offset");
+_Static_assert(__builtin_offsetof(bc_gemm_params, tmap_c) == 512, "tmap_c offset");
 
 /* Smoke kernel: out[i] = bc_smoke_value(i, seed) for i < n. */
 typedef struct bc_smoke_params {

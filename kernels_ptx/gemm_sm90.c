@@ -106,7 +106,45 @@ BC_DEVICE void sm90_advance(sm90_shape g, uint32_t *stage, uint32_t *phase)
     }
 }
 
-BC_DEVICE void sm90_producer(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, const sm90_sched *sc, uint32_t base)
+/* The tile's C (BC_GEMM_F_C_SMEM), as the stages that follow its last
+ * k-block: boxes of the D staging geometry (64 rows x `inner` bytes; box
+ * b = consumer * chunks + chunk), `per` to a stage (epilogue_sm90.h,
+ * bc_sm90_cbox). Boxes wholly outside M x N are not loaded (nobody reads
+ * them); each stage expects exactly the bytes of the boxes it gets. The
+ * consumers release these stages after their epilogue. esize: D's bytes. */
+BC_DEVICE void sm90_produce_c(sm90_shape g, uint64_t tmap_c, const bc_epi *e, bc_tile tile, uint32_t esize,
+                              uint32_t base, uint32_t *stage, uint32_t *phase)
+{
+    const uint32_t inner = bc_sm90_inner(g.bn, esize), cols = inner / esize, nq = g.bn / cols;
+    const uint32_t box = 64u * inner, per = BC_SM90_STAGE_BYTES(g.cons, g.bn) / box, nbox = g.cons * nq;
+    const uint32_t row0 = tile.m * 64u * g.cons, col0 = tile.n * g.bn;
+    for (uint32_t b0 = 0; b0 < nbox; b0 += per) {
+        bc_mbar_wait(sm90_empty(g, base, *stage), *phase ^ 1u);
+        const uint32_t full = sm90_full(g, base, *stage), sa = sm90_stage(g, base, *stage);
+        uint32_t bytes = 0;
+        for (uint32_t b = b0; b < b0 + per && b < nbox; b++)
+            if (row0 + 64u * (b / nq) < e->m && col0 + cols * (b % nq) < e->n)
+                bytes += box;
+        bc_mbar_arrive_expect_tx(full, bytes);
+        for (uint32_t b = b0; b < b0 + per && b < nbox; b++) {
+            const uint32_t r = row0 + 64u * (b / nq), c = col0 + cols * (b % nq);
+            if (r < e->m && c < e->n)
+                bc_tma_load_2d(sa + (b - b0) * box, tmap_c, (int32_t)c, (int32_t)r, full);
+        }
+        sm90_advance(g, stage, phase);
+    }
+}
+
+/* The C stages a tile takes (see sm90_produce_c). */
+BC_DEVICE uint32_t sm90_c_stages(sm90_shape g, uint32_t esize)
+{
+    const uint32_t inner = bc_sm90_inner(g.bn, esize), box = 64u * inner;
+    const uint32_t per = BC_SM90_STAGE_BYTES(g.cons, g.bn) / box, nbox = g.cons * (g.bn * esize / inner);
+    return (nbox + per - 1u) / per;
+}
+
+BC_DEVICE void sm90_producer(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_t tmap_c, const bc_epi *e,
+                             const sm90_sched *sc, uint32_t base, uint32_t esize)
 {
     const uint32_t tiles = sc->tiles_m * sc->tiles_n;
     uint32_t stage = 0, phase = 0, kb0, kb1;
@@ -122,6 +160,8 @@ BC_DEVICE void sm90_producer(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, con
             bc_tma_load_2d(sa + BC_SM90_A_STAGE_BYTES(g.cons), tmap_b, k0, (int32_t)(tile.n * g.bn), full);
             sm90_advance(g, &stage, &phase);
         }
+        if (e->flags & BC_GEMM_F_C_SMEM)
+            sm90_produce_c(g, tmap_c, e, tile, esize, base, &stage, &phase);
     }
 }
 
@@ -173,15 +213,40 @@ BC_DEVICE void sm90_split_finish(sm90_shape g, const bc_epi *e, const float *acc
                           out_t);
 }
 
+/* Waits for the tile's C stages (BC_GEMM_F_C_SMEM) and returns the ring
+ * index of the first; the ring state then points past them. */
+BC_DEVICE uint32_t sm90_acquire_c(sm90_shape g, uint32_t base, uint32_t esize, uint32_t *stage, uint32_t *phase)
+{
+    const uint32_t first = *stage, n = sm90_c_stages(g, esize);
+    for (uint32_t i = 0; i < n; i++) {
+        bc_mbar_wait(sm90_full(g, base, *stage), *phase);
+        sm90_advance(g, stage, phase);
+    }
+    return first;
+}
+
+/* After the epilogue: every thread of the consumer is done reading C, and
+ * one arrives on each C stage's empty barrier. */
+BC_DEVICE void sm90_release_c(sm90_shape g, uint32_t base, uint32_t esize, uint32_t first, const bc_sm90_epi_at *at)
+{
+    const uint32_t n = sm90_c_stages(g, esize);
+    bc_bar_sync(at->bar, 128);
+    if (at->t128 == 0)
+        for (uint32_t i = 0, s = first; i < n; i++, s = s + 1u == g.stages ? 0u : s + 1u)
+            bc_mbar_arrive(sm90_empty(g, base, s));
+}
+
 BC_DEVICE void sm90_consumer(sm90_shape g, const sm90_sched *sc, const bc_epi *e, uint64_t tmap_d, uint32_t base,
                              uint32_t c, int f16, int out_t)
 {
     const uint32_t tiles = sc->tiles_m * sc->tiles_n;
     const uint32_t t128 = bc_tid_x() % 128u;
+    const uint32_t esize = out_t == BC_OUT_F32 ? 4u : 2u;
     float acc[128];
     uint32_t stage = 0, phase = 0, seq = 0, kb0, kb1;
     sm90_k_range(g, sc, &kb0, &kb1);
-    bc_sm90_epi_at at = {0, 0, sm90_epi_buf(g, base, c), SM90_BAR_EPI0 + c, t128, tmap_d};
+    bc_sm90_epi_at at = {0, 0, sm90_epi_buf(g, base, c), SM90_BAR_EPI0 + c, t128, tmap_d,
+                         c, sm90_stage(g, base, 0), 0, BC_SM90_STAGE_BYTES(g.cons, g.bn), g.stages};
     for (uint32_t t = sm90_first(g); t < tiles; t += sm90_stride(g, sc)) {
         const bc_tile tile = bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m);
         if (f16)
@@ -191,17 +256,22 @@ BC_DEVICE void sm90_consumer(sm90_shape g, const sm90_sched *sc, const bc_epi *e
         if (g.ks) {
             sm90_split_finish(g, e, acc, base, tile, c, out_t);
         } else {
+            const int c_smem = (e->flags & BC_GEMM_F_C_SMEM) != 0;
+            if (c_smem)
+                at.cfirst = sm90_acquire_c(g, base, esize, &stage, &phase);
             at.row0 = tile.m * 64u * g.cons + c * 64u;
             at.col0 = tile.n * g.bn;
             bc_sm90_epilogue(e, acc, g.bn, out_t, &at, &seq);
+            if (c_smem)
+                sm90_release_c(g, base, esize, at.cfirst, &at);
         }
     }
     if (t128 == 0)
         bc_bulk_wait_read_all(); /* the last TMA stores have read their staging buffers */
 }
 
-BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_t tmap_d, const sm90_sched *sc,
-                         const bc_epi *e, int f16, int out_t)
+BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_t tmap_d, uint64_t tmap_c,
+                         const sm90_sched *sc, const bc_epi *e, int f16, int out_t)
 {
     const uint32_t base = (bc_smem_u32(bc_sm90_smem) + 1023u) & ~1023u;
     const uint32_t tid = bc_tid_x();
@@ -215,6 +285,8 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
         bc_tma_prefetch_desc(tmap_b);
         if (e->flags & BC_GEMM_F_TMA_STORE)
             bc_tma_prefetch_desc(tmap_d);
+        if (e->flags & BC_GEMM_F_C_SMEM)
+            bc_tma_prefetch_desc(tmap_c);
     }
     bc_syncthreads();
     /* launched with programmatic serialization: the set-up above overlapped
@@ -225,7 +297,7 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
     if (wg == 0) {
         bc_setmaxnreg_dec(SM90_PRODUCER_REGS);
         if (tid == 0)
-            sm90_producer(g, tmap_a, tmap_b, sc, base);
+            sm90_producer(g, tmap_a, tmap_b, tmap_c, e, sc, base, out_t == BC_OUT_F32 ? 4u : 2u);
         if (g.ks && sm90_first(g) < sc->tiles_m * sc->tiles_n) {
             /* the producer warpgroup takes part in the consumers' two cluster
              * barriers; its first warp reconverges first, so that the lanes
@@ -256,7 +328,8 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
         sm90_sched sc = {p.tiles_m, p.tiles_n, p.k_blocks, p.group_m};                             \
         bc_epi e = {p.d, p.c, p.bias, p.m, p.n, p.ldd, p.ldc, p.alpha, p.beta, p.flags};           \
         sm90_gemm(g, bc_param_addr(#name "_param_0", 0), bc_param_addr(#name "_param_0", 128),     \
-                  bc_param_addr(#name "_param_0", 256), &sc, &e, p.ab_type == 1, (int)p.d_type);   \
+                  bc_param_addr(#name "_param_0", 256), bc_param_addr(#name "_param_0", 512), &sc, &e, \
+                  p.ab_type == 1, (int)p.d_type);                                                  \
     }
 #define BC_SM90_KERNEL(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, cfg)
 

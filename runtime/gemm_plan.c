@@ -241,20 +241,30 @@ static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, cons
     return BC_OK;
 }
 
-/* D may leave through a TMA store when the configuration can, no C is read
- * (the TMA path never loads C) and D's rows are 16-byte multiples. */
-static int use_tma_store(const bc_gemm_desc *d, const bc__gemm_config *c)
+/* C arrives through the stage ring by TMA when the configuration can
+ * (whole-tile kernels), the plan reads C, and C's rows are 16-byte
+ * multiples (TMA's stride rule); otherwise the epilogue reads C itself. */
+static int use_c_smem(const bc_gemm_desc *d, const bc__gemm_config *c)
 {
-    return c->tma_store && d->beta == 0.0f && ((uint64_t)d->ldd * dtype_size(d->d_type)) % 16 == 0;
+    return c->tma_store && d->beta != 0.0f && ((uint64_t)d->ldc * dtype_size(d->d_type)) % 16 == 0;
 }
 
-/* D's store box: 64 rows (one consumer) by at most 128 bytes of a tile row. */
-static bc__tmap_desc d_map_desc(const bc_gemm_desc *d, const bc__gemm_config *c)
+/* D may leave through a TMA store when the configuration can, C (if read)
+ * arrives through shared memory, and D's rows are 16-byte multiples. */
+static int use_tma_store(const bc_gemm_desc *d, const bc__gemm_config *c)
+{
+    return c->tma_store && (d->beta == 0.0f || use_c_smem(d, c)) &&
+           ((uint64_t)d->ldd * dtype_size(d->d_type)) % 16 == 0;
+}
+
+/* D's (and C's) box: 64 rows (one consumer) by at most 128 bytes of a tile
+ * row, the epilogue's staging geometry. */
+static bc__tmap_desc out_map_desc(const char *what, bc_devptr base, int64_t ld, const bc_gemm_desc *d,
+                                  const bc__gemm_config *c)
 {
     const uint32_t es = (uint32_t)dtype_size(d->d_type);
     const uint32_t inner = c->bn * es < 128 ? c->bn * es : 128;
-    bc__tmap_desc t = {"D", d->d_type, d->d, (uint64_t)d->n, (uint64_t)d->m, (uint64_t)d->ldd * es,
-                       inner / es, 64, inner};
+    bc__tmap_desc t = {what, d->d_type, base, (uint64_t)d->n, (uint64_t)d->m, (uint64_t)ld * es, inner / es, 64, inner};
     return t;
 }
 
@@ -268,8 +278,12 @@ static bc_status encode_maps(bc_gemm_params *p, const bc_gemm_desc *d, const bc_
     if (!st)
         st = bc__tmap_encode(p->tmap_b, &tb);
     if (!st && use_tma_store(d, c)) {
-        const bc__tmap_desc td = d_map_desc(d, c);
+        const bc__tmap_desc td = out_map_desc("D", d->d, d->ldd, d, c);
         st = bc__tmap_encode(p->tmap_d, &td);
+    }
+    if (!st && use_c_smem(d, c)) {
+        const bc__tmap_desc tc = out_map_desc("C", d->c, d->ldc, d, c);
+        st = bc__tmap_encode(p->tmap_c, &tc);
     }
     return st;
 }
@@ -291,7 +305,8 @@ static void fill_params(bc_gemm_plan *pl)
     p->alpha = d->alpha;
     p->beta = d->beta;
     p->flags = (d->beta != 0.0f ? BC_GEMM_F_C : 0) | (d->bias ? BC_GEMM_F_BIAS : 0) |
-               (d->relu ? BC_GEMM_F_RELU : 0) | (use_tma_store(d, c) ? BC_GEMM_F_TMA_STORE : 0);
+               (d->relu ? BC_GEMM_F_RELU : 0) | (use_tma_store(d, c) ? BC_GEMM_F_TMA_STORE : 0) |
+               (use_c_smem(d, c) ? BC_GEMM_F_C_SMEM : 0);
     p->ab_type = (uint32_t)d->ab_type;
     p->d_type = (uint32_t)d->d_type;
     p->tiles_m = ceil_div((uint64_t)d->m, c->bm);
@@ -410,6 +425,8 @@ bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b
         st = bc__tmap_set_address(p.tmap_b, "B", b);
     if (!st && (p.flags & BC_GEMM_F_TMA_STORE))
         st = bc__tmap_set_address(p.tmap_d, "D", d);
+    if (!st && (p.flags & BC_GEMM_F_C_SMEM))
+        st = bc__tmap_set_address(p.tmap_c, "C", c);
     if (st)
         return st;
     p.d = d;

@@ -19,6 +19,16 @@ BC_DEVICE uint64_t bc_globaltimer_ns(void)
     return r;
 }
 
+/* x, hidden from the optimiser: values derived from it are computed where
+ * they are used instead of being hoisted out of loops and kept live (the
+ * epilogue's per-thread offsets would otherwise occupy registers across the
+ * whole tile loop). */
+BC_DEVICE uint32_t bc_opaque_u32(uint32_t x)
+{
+    asm volatile("mov.b32 %0, %0;" : "+r"(x));
+    return x;
+}
+
 /* bar.sync on a named barrier with a thread count (multiple of 32). */
 BC_DEVICE void bc_bar_sync(uint32_t id, uint32_t nthreads)
 {

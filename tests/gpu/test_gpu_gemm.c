@@ -32,6 +32,7 @@ typedef struct gcase {
     const char *config; /* NULL: the rule's choice */
     uint32_t split_k;   /* bc_gemm_desc.split_k */
     int64_t cd_pad;     /* extra elements per row of C and D only (odd: D rows not 16-B multiples) */
+    int64_t c_pad;      /* extra elements per row of C only */
 } gcase;
 
 typedef struct gbufs {
@@ -61,7 +62,7 @@ static void make_buffers(gpu_env *env, const gcase *gc, gbufs *g)
     d->ab_type = gc->ab, d->d_type = gc->dt;
     d->alpha = gc->alpha, d->beta = gc->beta, d->relu = gc->relu;
     d->lda = gc->k + gc->pad, d->ldb = gc->k + gc->pad;
-    d->ldc = gc->n + gc->pad + gc->cd_pad, d->ldd = gc->n + gc->pad + gc->cd_pad;
+    d->ldc = gc->n + gc->pad + gc->cd_pad + gc->c_pad, d->ldd = gc->n + gc->pad + gc->cd_pad;
     d->config = gc->config, d->split_k = gc->split_k;
     size_t sa = bytes_of(d->m, d->lda, d->ab_type), sb = bytes_of(d->n, d->ldb, d->ab_type);
     size_t sc = bytes_of(d->m, d->ldc, d->d_type), sd = bytes_of(d->m, d->ldd, d->d_type);
@@ -166,7 +167,7 @@ static void test_gemm_matrix(void **state)
             for (int dt = BC_DTYPE_BF16; dt <= BC_DTYPE_F32; dt++)
                 for (int epi = 0; epi < 2; epi++) {
                     gcase gc = {shapes[s][0], shapes[s][1], shapes[s][2], (bc_dtype)ab, (bc_dtype)dt,
-                                epi ? 0.75f : 1.0f, epi ? -0.5f : 0.0f, epi, epi, 0, 0, NULL, 0, 0};
+                                epi ? 0.75f : 1.0f, epi ? -0.5f : 0.0f, epi, epi, 0, 0, NULL, 0, 0, 0};
                     run_case(env, &gc);
                 }
 }
@@ -177,13 +178,13 @@ static void test_gemm_layouts(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
     const gcase cases[] = {
-        {300, 200, 136, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 8, 0, NULL, 0, 0},
-        {300, 520, 264, BC_DTYPE_F16, BC_DTYPE_F32, 1.0f, 1.0f, 0, 0, 24, 0, NULL, 0, 0},
-        {257, 129, 200, BC_DTYPE_BF16, BC_DTYPE_F16, 2.0f, 0.0f, 1, 0, 0, 0, NULL, 0, 0},
-        {130, 300, 64, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0, NULL, 0, 0},
-        {256, 512, 512, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 16, NULL, 0, 0},
-        {100, 100, 32, BC_DTYPE_BF16, BC_DTYPE_F32, 0.0f, 1.5f, 0, 0, 0, 0, NULL, 0, 0},
-        {2, 3000, 8, BC_DTYPE_F16, BC_DTYPE_F16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0},
+        {300, 200, 136, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 8, 0, NULL, 0, 0, 0},
+        {300, 520, 264, BC_DTYPE_F16, BC_DTYPE_F32, 1.0f, 1.0f, 0, 0, 24, 0, NULL, 0, 0, 0},
+        {257, 129, 200, BC_DTYPE_BF16, BC_DTYPE_F16, 2.0f, 0.0f, 1, 0, 0, 0, NULL, 0, 0, 0},
+        {130, 300, 64, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0, NULL, 0, 0, 0},
+        {256, 512, 512, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 16, NULL, 0, 0, 0},
+        {100, 100, 32, BC_DTYPE_BF16, BC_DTYPE_F32, 0.0f, 1.5f, 0, 0, 0, 0, NULL, 0, 0, 0},
+        {2, 3000, 8, BC_DTYPE_F16, BC_DTYPE_F16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         run_case(env, &cases[i]);
@@ -210,22 +211,55 @@ static void test_gemm_every_config(void **state)
             /* split-K configurations: 2, 4 and 8 ways (at most the k-blocks) */
             const int sk = configs[c][strlen(configs[c]) - 1] == 's';
             const gcase cases[] = {
-                {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, configs[c], sk ? 2 : 1, 0},
-                {m, n, k, BC_DTYPE_F16, BC_DTYPE_F32, 0.75f, 0.0f, 1, 1, 0, 0, configs[c], sk ? 8 : 1, 0},
-                {m, n, k, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, -0.5f, 1, 0, 0, 0, configs[c], sk ? 4 : 1, 0},
-                {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0, configs[c], sk ? 2 : 1, 1},
-                {m, n, k, BC_DTYPE_F16, BC_DTYPE_F32, 1.0f, 0.0f, 1, 0, 8, 0, configs[c], sk ? 4 : 0, 0},
+                {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, configs[c], sk ? 2 : 1, 0, 0},
+                {m, n, k, BC_DTYPE_F16, BC_DTYPE_F32, 0.75f, 0.0f, 1, 1, 0, 0, configs[c], sk ? 8 : 1, 0, 0},
+                {m, n, k, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, -0.5f, 1, 0, 0, 0, configs[c], sk ? 4 : 1, 0, 0},
+                {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0, configs[c], sk ? 2 : 1, 1, 0},
+                {m, n, k, BC_DTYPE_F16, BC_DTYPE_F32, 1.0f, 0.0f, 1, 0, 8, 0, configs[c], sk ? 4 : 0, 0, 0},
             };
             for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
                 run_case(env, &cases[i]);
         }
 }
 
-/* In place: C aliases D exactly. */
-static void test_gemm_c_aliases_d(void **state)
+/* Every epilogue path of every whole-tile configuration, on ragged shapes
+ * that leave whole C boxes outside M (the second consumer's rows) and
+ * outside N (a last tile with a few columns), for each output type:
+ *   C through the ring + TMA store (C and D rows 16-byte multiples),
+ *   C through the ring + copy-out (D rows not: cd_pad 1, C padded back),
+ *   C read by the epilogue + thread stores (C rows not 16-byte multiples),
+ *   copy-out without C (D rows not 16-byte multiples). */
+static void test_gemm_epilogue_paths(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
-    gcase gc = {333, 444, 128, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 1.0f, 1, 0, 0, 0, NULL, 0, 0};
+    if (!gpu_is_hopper(env))
+        skip();
+    static const char *const configs[] = {"sm90_128x256", "sm90_128x128", "sm90_128x64", "sm90_64x32"};
+    static const int64_t eshapes[][3] = {{129, 520, 136}, {200, 258, 72}, {1, 33, 8}};
+    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++)
+        for (size_t s = 0; s < sizeof eshapes / sizeof eshapes[0]; s++)
+            for (int dt = BC_DTYPE_BF16; dt <= BC_DTYPE_F32; dt++) {
+                const int64_t m = eshapes[s][0], n = eshapes[s][1], k = eshapes[s][2];
+                /* pads that make a row of n + pad elements a 16-byte multiple, or not */
+                const int64_t per16 = dt == BC_DTYPE_F32 ? 4 : 8, align = (per16 - n % per16) % per16;
+                const bc_dtype t = (bc_dtype)dt;
+                const gcase cases[] = {
+                    {m, n, k, BC_DTYPE_BF16, t, 0.75f, -0.5f, 1, 1, 0, 0, configs[c], 1, align, 0},
+                    {m, n, k, BC_DTYPE_F16, t, 1.0f, 2.0f, 1, 0, 0, 0, configs[c], 1, align + 1, per16 - 1},
+                    {m, n, k, BC_DTYPE_BF16, t, 1.0f, 1.0f, 0, 1, 0, 0, configs[c], 1, align, 1},
+                    {m, n, k, BC_DTYPE_F16, t, 1.5f, 0.0f, 1, 1, 0, 0, configs[c], 1, align + 1, 0},
+                };
+                for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+                    run_case(env, &cases[i]);
+            }
+}
+
+/* C aliases D exactly: D starts as C and the GEMM updates it in place. */
+static void run_alias_case(gpu_env *env, const gcase *pgc)
+{
+    const gcase gc = *pgc;
+    if (gc.config != NULL && !gpu_is_hopper(env))
+        return;
     gbufs g;
     make_buffers(env, &gc, &g);
     size_t sd = bytes_of(g.d.m, g.d.ldd, g.d.d_type);
@@ -241,11 +275,25 @@ static void test_gemm_c_aliases_d(void **state)
     free_buffers(env, &g);
 }
 
+/* In place: C aliases D exactly, with C through the ring (rows 16-byte
+ * multiples) and read by the epilogue (odd rows). */
+static void test_gemm_c_aliases_d(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    const gcase cases[] = {
+        {333, 444, 128, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 1.0f, 1, 0, 0, 0, NULL, 0, 0, 0},
+        {333, 445, 128, BC_DTYPE_BF16, BC_DTYPE_BF16, 0.5f, -1.0f, 1, 1, 0, 0, NULL, 0, 0, 0},
+        {200, 512, 64, BC_DTYPE_F16, BC_DTYPE_F16, 1.0f, 0.5f, 0, 0, 0, 0, "sm90_128x256", 1, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        run_alias_case(env, &cases[i]);
+}
+
 /* The same plan 100 times: every output byte-identical to the first. */
 static void test_gemm_deterministic_100(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
-    gcase gc = {1000, 1000, 1000, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0};
+    gcase gc = {1000, 1000, 1000, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0};
     if (quick)
         gc.m = gc.n = gc.k = 264;
     gbufs g;
@@ -272,7 +320,7 @@ static void test_gemm_deterministic_100(void **state)
 static void test_graph_mode(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
-    gcase gc = {256, 768, 512, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0};
+    gcase gc = {256, 768, 512, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0, 0};
     gbufs g1, g2;
     make_buffers(env, &gc, &g1);
     make_buffers(env, &gc, &g2);
@@ -321,8 +369,8 @@ static void test_graph_mode(void **state)
 static void test_dependent_chain(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
-    const gcase c1 = {300, 512, 264, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0};
-    const gcase c2 = {300, 200, 512, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.0f, 1, 0, 0, 0, NULL, 0, 0};
+    const gcase c1 = {300, 512, 264, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0};
+    const gcase c2 = {300, 200, 512, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.0f, 1, 0, 0, 0, NULL, 0, 0, 0};
     gbufs g1, g2;
     make_buffers(env, &c1, &g1);
     make_buffers(env, &c2, &g2);
@@ -378,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_gemm_matrix),
         cmocka_unit_test(test_gemm_layouts),
         cmocka_unit_test(test_gemm_every_config),
+        cmocka_unit_test(test_gemm_epilogue_paths),
         cmocka_unit_test(test_gemm_c_aliases_d),
         cmocka_unit_test(test_gemm_deterministic_100),
         cmocka_unit_test(test_graph_mode),
