@@ -92,7 +92,10 @@ typedef struct bc_gemm_params {
     uint32_t k_blocks;                /* ceil(K/BK) */
     uint32_t group_m;                 /* raster: bands of group_m tile rows */
     uint32_t split_k;                 /* CTAs per cluster sharing a tile's K (split-K kernels), else 1 */
-    uint32_t reserved_[9];            /* pads the scalars to 128 bytes */
+    uint32_t lda, ldb;                /* elements (kernels that read A and B without tensor maps) */
+    uint32_t reserved0_;
+    uint64_t a, b;                    /* A and B bases (device addresses) */
+    uint32_t reserved_[4];            /* pads the scalars to 128 bytes */
     _Alignas(64) uint64_t tmap_c[16]; /* sm_90a with BC_GEMM_F_C_SMEM: C, dims {N, M}, box {128 B, 64} */
 } bc_gemm_params;
 
@@ -101,6 +104,16 @@ _Static_assert(__builtin_offsetof(bc_gemm_params, tmap_b) == 128, "tmap_b offset
 _Static_assert(__builtin_offsetof(bc_gemm_params, tmap_d) == 256, "tmap_d offset");
 _Static_assert(__builtin_offsetof(bc_gemm_params, d) == 384, "d offset");
 _Static_assert(__builtin_offsetof(bc_gemm_params, tmap_c) == 512, "tmap_c offset");
+_Static_assert(__builtin_offsetof(bc_gemm_params, a) == 480, "a offset");
+
+/* ---- skinny-M kernel (any sm_80+ image): CUDA-core dot products for
+ * M <= BC_SKINNY_MAX_M. A warp owns BC_SKINNY_COLS columns of D and all M
+ * rows, streams those B rows once with 16-byte loads and reduces in a fixed
+ * order (lane sums in K order, then a fixed butterfly): deterministic. */
+#define BC_SKINNY_MAX_M 8
+#define BC_SKINNY_COLS 4   /* D columns (B rows) per warp */
+#define BC_SKINNY_WARPS 4  /* warps per CTA */
+#define BC_SKINNY_UNROLL 4 /* 256-element K steps whose loads are in flight together */
 
 /* Smoke kernel: out[i] = bc_smoke_value(i, seed) for i < n. */
 typedef struct bc_smoke_params {

@@ -17,6 +17,9 @@ typedef struct bc__gemm_config {
     int tma_store;           /* the epilogue can store D through tmap_d */
     int split;               /* split-K over a cluster of S = 2, 4 or 8 CTAs per tile */
     int pdl;                 /* the kernel waits for the previous grid (griddepcontrol.wait) */
+    int persistent;          /* grid = min(tiles, SMs) walking tiles; else one CTA (or cluster) per tile */
+    uint32_t max_m;          /* 0: any M; else only for M <= max_m (the skinny kernel) */
+    int tensor_maps;         /* reads A and B through tensor maps (else through a, b, lda, ldb) */
     bc__kernel_id kernel[2][3]; /* [ab_type][d_type] */
 } bc__gemm_config;
 

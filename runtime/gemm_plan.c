@@ -18,7 +18,8 @@
     {                                                                                         \
         .name = "sm90_" nm, .family = 9, .bm = 64u * (cons), .bn = (bn_), .bk = BC_SM90_BK,   \
         .threads = BC_SM90_THREADS(cons), .smem_bytes = BC_SM90_SMEM_BYTES(cons, bn_, stages), \
-        .weight_pct = (w), .tma_store = !(ks), .split = (ks), .pdl = 1,                         \
+        .weight_pct = (w), .tma_store = !(ks), .split = (ks), .pdl = 1, .persistent = !(ks),    \
+        .tensor_maps = 1,                                                                     \
         .kernel = {{id, id, id}, {id, id, id}},                                              \
     }
 static const bc__gemm_config sm90_configs[] = {
@@ -28,7 +29,16 @@ static const bc__gemm_config sm90_configs[] = {
     BC__APPLY(SM90_CONFIG, "128x128s", BC_K_GEMM_SM90_128X128S, 90, BC_SM90_CFG_128X128S),
     BC__APPLY(SM90_CONFIG, "128x64", BC_K_GEMM_SM90_128X64, 60, BC_SM90_CFG_128X64),
     BC__APPLY(SM90_CONFIG, "64x32", BC_K_GEMM_SM90_64X32, 30, BC_SM90_CFG_64X32),
+    /* M <= 8: B streamed once on CUDA cores (kernels_ptx/gemm_skinny.c); one CTA per 16 columns */
+    {.name = "sm90_skinny", .family = 9, .bm = BC_SKINNY_MAX_M, .bn = BC_SKINNY_WARPS * BC_SKINNY_COLS,
+     .bk = 256, .threads = 32 * BC_SKINNY_WARPS, .smem_bytes = 0, .weight_pct = 100, .pdl = 1,
+     .max_m = BC_SKINNY_MAX_M,
+     .kernel = {{BC_K_GEMM_SKINNY, BC_K_GEMM_SKINNY, BC_K_GEMM_SKINNY},
+                {BC_K_GEMM_SKINNY, BC_K_GEMM_SKINNY, BC_K_GEMM_SKINNY}}},
 };
+/* The rule picks the skinny kernel for M up to this (measured crossover
+ * against sm90_64x32, kernels_ptx/PERF_NOTES.md); named, it takes M <= 8. */
+#define SKINNY_RULE_MAX_M 4u
 #define SM90_CONFIG_COUNT (sizeof sm90_configs / sizeof sm90_configs[0])
 
 /* Blackwell images (sm_100a/100f/103a/110a): tcgen05, accumulator in TMEM.
@@ -42,6 +52,8 @@ static const bc__gemm_config sm100_config = {
     .threads = BC_SM100_THREADS,
     .smem_bytes = BC_SM100_SMEM_BYTES,
     .weight_pct = 100,
+    .persistent = 1,
+    .tensor_maps = 1,
     .kernel = {{BC_K_GEMM_SM100_BF16_BF16, BC_K_GEMM_SM100_BF16_F16, BC_K_GEMM_SM100_BF16_F32},
                {BC_K_GEMM_SM100_F16_BF16, BC_K_GEMM_SM100_F16_F16, BC_K_GEMM_SM100_F16_F32}},
 };
@@ -203,21 +215,27 @@ static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, cons
     if (fam == 9) {
         uint64_t best = 0;
         for (size_t i = 0; i < SM90_CONFIG_COUNT; i++) {
-            if (named != NULL && named != &sm90_configs[i])
+            const bc__gemm_config *ci = &sm90_configs[i];
+            if (named != NULL && named != ci)
+                continue;
+            if (ci->max_m != 0 && (uint64_t)d->m > (named ? ci->max_m : SKINNY_RULE_MAX_M))
                 continue;
             uint32_t opts[3];
             const uint32_t n = split_options(&sm90_configs[i], d->split_k, kb, opts);
             for (uint32_t j = 0; j < n; j++) {
-                const uint64_t cost = rule_cost(&sm90_configs[i], opts[j], d, (uint32_t)dev->info.sm_count);
+                /* within its M range the skinny kernel wins outright (it only reads B once) */
+                const uint64_t cost = ci->max_m ? 0 : rule_cost(ci, opts[j], d, (uint32_t)dev->info.sm_count);
                 if (c == NULL || cost < best)
-                    c = &sm90_configs[i], split = opts[j], best = cost;
+                    c = ci, split = opts[j], best = cost;
             }
         }
         if (c == NULL)
-            return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "split_k",
-                           "split_k=%u is not possible with %s (K=%lld: %u k-blocks; whole-tile configurations "
-                           "take split_k 0 or 1, split-K ones 0 or 2..)",
-                           d->split_k, named ? named->name : "any configuration", (long long)d->k, kb);
+            return BC_FAIL(BC_ERR_INVALID_ARGUMENT, named && named->max_m && (uint64_t)d->m > named->max_m ? "m" : "split_k",
+                           "%s is not possible with %s (M=%lld, K=%lld: %u k-blocks; whole-tile configurations "
+                           "take split_k 0 or 1, split-K ones 0 or 2.., %s M <= %u)",
+                           named && named->max_m && (uint64_t)d->m > named->max_m ? "this M" : "this split_k",
+                           named ? named->name : "any configuration", (long long)d->m, (long long)d->k, kb,
+                           "sm90_skinny", BC_SKINNY_MAX_M);
     } else if (fam == 10) {
         c = named ? named : &sm100_config;
         if (d->split_k > 1)
@@ -270,6 +288,8 @@ static bc__tmap_desc out_map_desc(const char *what, bc_devptr base, int64_t ld, 
 
 static bc_status encode_maps(bc_gemm_params *p, const bc_gemm_desc *d, const bc__gemm_config *c)
 {
+    if (!c->tensor_maps)
+        return BC_OK;
     const bc__tmap_desc ta = {"A", d->ab_type, d->a, (uint64_t)d->k, (uint64_t)d->m, (uint64_t)d->lda * 2,
                               c->bk, c->bm, 128};
     const bc__tmap_desc tb = {"B", d->ab_type, d->b, (uint64_t)d->k, (uint64_t)d->n, (uint64_t)d->ldb * 2,
@@ -307,6 +327,10 @@ static void fill_params(bc_gemm_plan *pl)
     p->flags = (d->beta != 0.0f ? BC_GEMM_F_C : 0) | (d->bias ? BC_GEMM_F_BIAS : 0) |
                (d->relu ? BC_GEMM_F_RELU : 0) | (use_tma_store(d, c) ? BC_GEMM_F_TMA_STORE : 0) |
                (use_c_smem(d, c) ? BC_GEMM_F_C_SMEM : 0);
+    p->a = d->a;
+    p->b = d->b;
+    p->lda = (uint32_t)d->lda;
+    p->ldb = (uint32_t)d->ldb;
     p->ab_type = (uint32_t)d->ab_type;
     p->d_type = (uint32_t)d->d_type;
     p->tiles_m = ceil_div((uint64_t)d->m, c->bm);
@@ -324,7 +348,7 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
     const bc__gemm_config *c = pl->config;
     const bc_gemm_params *p = &pl->params;
     const uint32_t tiles = p->tiles_m * p->tiles_n;
-    const uint32_t grid = c->split ? tiles * p->split_k : tiles < sm_count ? tiles : sm_count;
+    const uint32_t grid = !c->persistent ? tiles * p->split_k : tiles < sm_count ? tiles : sm_count;
     CUlaunchConfig *lc = &pl->launch;
     memset(lc, 0, sizeof *lc);
     lc->gridDimX = grid;
@@ -420,15 +444,19 @@ bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b
     if (st)
         return st;
     bc_gemm_params p = plan->params;
-    st = bc__tmap_set_address(p.tmap_a, "A", a);
-    if (!st)
-        st = bc__tmap_set_address(p.tmap_b, "B", b);
+    if (plan->config->tensor_maps) {
+        st = bc__tmap_set_address(p.tmap_a, "A", a);
+        if (!st)
+            st = bc__tmap_set_address(p.tmap_b, "B", b);
+    }
     if (!st && (p.flags & BC_GEMM_F_TMA_STORE))
         st = bc__tmap_set_address(p.tmap_d, "D", d);
     if (!st && (p.flags & BC_GEMM_F_C_SMEM))
         st = bc__tmap_set_address(p.tmap_c, "C", c);
     if (st)
         return st;
+    p.a = a;
+    p.b = b;
     p.d = d;
     p.c = nd.beta != 0.0f ? c : 0;
     p.bias = bias;

@@ -2,9 +2,11 @@
  * third stream keeps the GPU busy with large GEMMs must write the same bytes
  * every time (compared with the first run, which is itself checked against
  * the fp64 CPU reference). The plan alternates between two streams, launches
- * overlapping: a whole-tile plan, and a split-K plan (its partials meet in
+ * overlapping: a whole-tile plan, a split-K plan (its partials meet in
  * distributed shared memory, so it needs no workspace and may overlap
- * itself). BC_TEST_QUICK=1 runs 100 launches. */
+ * itself), a plan with beta*C (C through the stage ring), one whose D rows
+ * are not 16-byte multiples (the copy-out store path), and a skinny-M plan.
+ * BC_TEST_QUICK=1 runs 100 launches. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,14 +34,15 @@ static void make_operand(gpu_env *env, operand *o, size_t elems, bc_dtype t, bc_
 }
 
 static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k, const char *config,
-                                  uint32_t split_k)
+                                  uint32_t split_k, float beta)
 {
     const char *q = getenv("BC_TEST_QUICK");
     const int runs = q && q[0] == '1' ? 100 : 1000;
     bc_rng rng = {bc_ref_seed()};
-    operand a, b, bias, load_a, load_b;
+    operand a, b, c, bias, load_a, load_b;
     make_operand(env, &a, (size_t)(m * k), BC_DTYPE_BF16, &rng);
     make_operand(env, &b, (size_t)(n * k), BC_DTYPE_BF16, &rng);
+    make_operand(env, &c, (size_t)(m * n), BC_DTYPE_BF16, &rng);
     make_operand(env, &bias, (size_t)n, BC_DTYPE_BF16, &rng);
     const size_t d_bytes = (size_t)(m * n) * 2;
     bc_devptr d[RING];
@@ -49,6 +52,7 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k,
     bc_gemm_desc_default(&desc);
     desc.m = m, desc.n = n, desc.k = k;
     desc.a = a.dev, desc.b = b.dev, desc.d = d[0], desc.bias = bias.dev, desc.relu = 1;
+    desc.beta = beta, desc.c = beta != 0.0f ? c.dev : 0;
     desc.config = config, desc.split_k = split_k;
     bc_gemm_plan *plan = NULL;
     CHECK_BC(bc_gemm_plan_create(env->dev, &desc, &plan));
@@ -57,8 +61,9 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k,
     if (info.split_k != (split_k ? split_k : 1))
         fail_msg("%lldx%lldx%lld: split_k %u, asked for %u", (long long)m, (long long)n, (long long)k, info.split_k,
                  split_k);
-    print_message("  %lldx%lldx%lld %s split_k %u: seed 0x%llx, %d runs, two streams overlapping\n", (long long)m,
-                  (long long)n, (long long)k, info.config, info.split_k, (unsigned long long)rng.s, runs);
+    print_message("  %lldx%lldx%lld %s split_k %u beta %g: seed 0x%llx, %d runs, two streams overlapping\n",
+                  (long long)m, (long long)n, (long long)k, info.config, info.split_k, beta,
+                  (unsigned long long)rng.s, runs);
 
     /* the background load: a 4096^3 GEMM relaunched on its own stream */
     make_operand(env, &load_a, (size_t)LOAD_DIM * LOAD_DIM, BC_DTYPE_BF16, &rng);
@@ -86,7 +91,7 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k,
         for (int i = 0; i < batch; i++) {
             bc_stream *si = s[(done + i) % 2];
             CHECK_BC(bc_memset_d8_async(si, d[i], 0xFF, d_bytes)); /* poison */
-            CHECK_BC(bc_gemm_plan_set_pointers(plan, a.dev, b.dev, 0, d[i], bias.dev));
+            CHECK_BC(bc_gemm_plan_set_pointers(plan, a.dev, b.dev, desc.c, d[i], bias.dev));
             CHECK_BC(bc_gemm_launch(plan, si));
             CHECK_BC(bc_memcpy_dtoh_async(si, ring_host + (size_t)i * d_bytes, d[i], d_bytes));
         }
@@ -100,8 +105,8 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k,
                 bc_gemm_desc chk = desc;
                 double *ref = malloc((size_t)n * sizeof *ref);
                 bc_ref_error e = {0};
-                for (int64_t row = 0; row < m; row += 37) {
-                    bc_ref_gemm_row(&chk, a.host, b.host, NULL, bias.host, row, ref);
+                for (int64_t row = 0; row < m; row += m > 37 ? 37 : 1) {
+                    bc_ref_gemm_row(&chk, a.host, b.host, beta != 0.0f ? c.host : NULL, bias.host, row, ref);
                     bc_ref_compare_row(&chk, out, row, ref, &e);
                 }
                 free(ref);
@@ -125,7 +130,7 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k,
     bc_gemm_plan_destroy(plan);
     for (int i = 0; i < RING; i++)
         bc_mem_free(env->dev, d[i]);
-    operand *ops[] = {&a, &b, &bias, &load_a, &load_b};
+    operand *ops[] = {&a, &b, &c, &bias, &load_a, &load_b};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         bc_mem_free(env->dev, ops[i]->dev);
         free(ops[i]->host);
@@ -137,7 +142,23 @@ static void test_same_bytes_two_streams_under_load(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
     /* 16 x 8 tiles, whole (Hopper: pinned; elsewhere the rule's choice) */
-    same_bytes_under_load(env, 2000, 2048, 1000, gpu_is_hopper(env) ? "sm90_128x256" : NULL, 0);
+    same_bytes_under_load(env, 2000, 2048, 1000, gpu_is_hopper(env) ? "sm90_128x256" : NULL, 0, 0.0f);
+}
+
+static void test_same_bytes_beta_c_under_load(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    /* C through the stage ring (rows 2000 B) and, with 1001 columns, the copy-out store path */
+    same_bytes_under_load(env, 1000, 1000, 1000, gpu_is_hopper(env) ? "sm90_128x128" : NULL, 0, 0.5f);
+    same_bytes_under_load(env, 1000, 1001, 1000, gpu_is_hopper(env) ? "sm90_128x128" : NULL, 0, 0.0f);
+}
+
+static void test_same_bytes_skinny_under_load(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    same_bytes_under_load(env, 4, 4096, 4096, "sm90_skinny", 0, 0.5f);
 }
 
 static void test_same_bytes_split_k_under_load(void **state)
@@ -145,7 +166,7 @@ static void test_same_bytes_split_k_under_load(void **state)
     gpu_env *env = GPU_ENV_OR_SKIP(state);
     if (!gpu_is_hopper(env))
         skip(); /* split-K exists on sm_90a only */
-    same_bytes_under_load(env, 200, 1000, 4096, "sm90_128x128s", 4); /* 2 x 8 tiles, K in 4 over clusters */
+    same_bytes_under_load(env, 200, 1000, 4096, "sm90_128x128s", 4, 0.0f); /* 2 x 8 tiles, K in 4 over clusters */
 }
 
 static int setup(void **state) { return gpu_env_setup(state, 1ull << 30); }
@@ -155,6 +176,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_bytes_two_streams_under_load),
         cmocka_unit_test(test_same_bytes_split_k_under_load),
+        cmocka_unit_test(test_same_bytes_beta_c_under_load),
+        cmocka_unit_test(test_same_bytes_skinny_under_load),
     };
     return cmocka_run_group_tests_name("gpu_determinism", tests, setup, gpu_env_teardown);
 }

@@ -254,6 +254,30 @@ static void test_gemm_epilogue_paths(void **state)
             }
 }
 
+/* The skinny kernel (M <= 8) named explicitly: every M it takes, N and K
+ * that leave partial warps and partial K steps, every type and epilogue,
+ * padded leading dimensions. */
+static void test_gemm_skinny(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    static const int64_t ms[] = {1, 2, 3, 5, 8};
+    static const int64_t nk[][2] = {{1, 8}, {7, 72}, {257, 2056}, {4096, 4104}};
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+        for (size_t j = 0; j < sizeof nk / sizeof nk[0]; j++)
+            for (int dt = BC_DTYPE_BF16; dt <= BC_DTYPE_F32; dt++) {
+                const int64_t m = ms[i], n = nk[j][0], k = nk[j][1];
+                const bc_dtype ab = (i + j) % 2 ? BC_DTYPE_F16 : BC_DTYPE_BF16;
+                const gcase cases[] = {
+                    {m, n, k, ab, (bc_dtype)dt, 1.0f, 0.0f, 0, 0, 0, 0, "sm90_skinny", 0, 0, 0},
+                    {m, n, k, ab, (bc_dtype)dt, 0.75f, -0.5f, 1, 1, 8, 0, "sm90_skinny", 1, 1, 0},
+                };
+                for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+                    run_case(env, &cases[c]);
+            }
+}
+
 /* C aliases D exactly: D starts as C and the GEMM updates it in place. */
 static void run_alias_case(gpu_env *env, const gcase *pgc)
 {
@@ -427,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_gemm_layouts),
         cmocka_unit_test(test_gemm_every_config),
         cmocka_unit_test(test_gemm_epilogue_paths),
+        cmocka_unit_test(test_gemm_skinny),
         cmocka_unit_test(test_gemm_c_aliases_d),
         cmocka_unit_test(test_gemm_deterministic_100),
         cmocka_unit_test(test_graph_mode),
