@@ -38,6 +38,7 @@
 #include "epilogue.h"
 #include "gemm_abi.h"
 #include "ptx/fence.h"
+#include "ptx/ldg.h"
 #include "ptx/smem.h"
 #include "ptx/tma.h"
 
@@ -167,10 +168,31 @@ BC_DEVICE void bc_sm90_epi_tma(const bc_epi *e, const float *acc, const uint32_t
     }
 }
 
-/* Copy-out path; esize and bn are compile-time constants. Warp w copies rows
- * w, w+4, ... of each staged chunk; in a row the lanes take the pairs of
- * elements that start at an even index of D (4-byte aligned), so a row that
- * starts at an odd element has a lone element at each end. */
+/* One 16-byte-aligned window of D at `dst` from staged row bytes
+ * [o, o + 16) (o even, inside the row's valid bytes), the row starting at
+ * byte `roff` of the swizzled buffer `buf`: four words gathered from five
+ * 4-byte aligned shared words, shifted by two bytes when o is not a
+ * multiple of 4. */
+BC_DEVICE void bc_sm90_copy16(uint64_t dst, uint32_t buf, uint32_t roff, uint32_t o, const uint32_t inner)
+{
+    const uint32_t base = roff + (o & ~3u), sel = (o & 2u) ? 0x5432u : 0x3210u;
+    uint32_t w[5];
+#pragma unroll
+    for (uint32_t i = 0; i < 4; i++)
+        w[i] = bc_ld_shared_b32(buf + bc_sm90_swz(base + 4u * i, inner));
+    w[4] = (o & 2u) ? bc_ld_shared_b32(buf + bc_sm90_swz(base + 16u, inner)) : 0u;
+    bc_st_global_v4u32(dst, bc_prmt(w[0], w[1], sel), bc_prmt(w[1], w[2], sel), bc_prmt(w[2], w[3], sel),
+                       bc_prmt(w[3], w[4], sel));
+}
+
+/* Copy-out path; esize and bn are compile-time constants. A staged chunk
+ * row (ncols elements) is written as the 16-byte aligned windows of D that
+ * it touches: 16 lanes per row, lane j taking window j, two rows per warp
+ * step (rows r and r + 2, which start at the same parity of 2-byte offset
+ * within a word when D's rows are an odd number of 16-bit elements, so both
+ * halves of the warp take the same path). Whole windows leave as one
+ * 16-byte store; the partial first and last windows of a row element by
+ * element. */
 BC_DEVICE void bc_sm90_epi_copyout(const bc_epi *e, const float *acc, const uint32_t bn, const uint32_t esize,
                                    int out_t, const bc_sm90_epi_at *at, uint32_t *seq)
 {
@@ -185,31 +207,29 @@ BC_DEVICE void bc_sm90_epi_copyout(const bc_epi *e, const float *acc, const uint
         const uint32_t cbase = at->col0 + q * cols;
         if (cbase >= e->n)
             continue;
-        const uint32_t ncols = e->n - cbase < cols ? e->n - cbase : cols;
-        for (uint32_t r = w; r < 64u; r += 4u) {
+        const uint32_t nbytes = (e->n - cbase < cols ? e->n - cbase : cols) * esize, j = l % 16u;
+        for (uint32_t step = 0; step < 8u; step++) {
+            const uint32_t pi = 4u * step + w, r = 4u * (pi / 2u) + pi % 2u + 2u * (l / 16u);
             const uint32_t row = at->row0 + r;
             if (row >= e->m)
-                break;
-            const uint64_t g0 = (uint64_t)row * e->ldd + cbase;
-            if (esize == 4) {
-                if (l < ncols)
-                    ((float *)e->d)[g0 + l] = bc_ld_shared_f32(buf + bc_sm90_swz(r * inner + l * 4u, inner));
+                continue;
+            const uint64_t gbyte = e->d + ((uint64_t)row * e->ldd + cbase) * esize;
+            const uint32_t mis = (uint32_t)(gbyte & 15u), nwin = (mis + nbytes + 15u) / 16u;
+            if (j >= nwin)
+                continue;
+            const int32_t o = (int32_t)(16u * j) - (int32_t)mis; /* window start, in bytes of the staged row */
+            const uint64_t dst = (gbyte & ~(uint64_t)15u) + 16u * j;
+            if (o >= 0 && (uint32_t)o + 16u <= nbytes) {
+                bc_sm90_copy16(dst, buf, r * inner, (uint32_t)o, inner);
                 continue;
             }
-            /* pair p covers elements 2p - odd and 2p - odd + 1 of the chunk row */
-            const uint32_t odd = (uint32_t)(g0 & 1u), pairs = (ncols + odd + 1u) / 2u;
-            for (uint32_t p = l; p < pairs; p += 32u) {
-                const int32_t i0 = (int32_t)(2u * p) - (int32_t)odd, i1 = i0 + 1;
-                const int ok0 = i0 >= 0, ok1 = (uint32_t)i1 < ncols;
-                const uint16_t h0 = ok0 ? bc_ld_shared_b16(buf + bc_sm90_swz(r * inner + (uint32_t)i0 * 2u, inner)) : 0;
-                const uint16_t h1 = ok1 ? bc_ld_shared_b16(buf + bc_sm90_swz(r * inner + (uint32_t)i1 * 2u, inner)) : 0;
-                uint16_t *d16 = (uint16_t *)e->d;
-                if (ok0 && ok1)
-                    *(uint32_t *)(d16 + g0 + (uint32_t)i0) = (uint32_t)h0 | ((uint32_t)h1 << 16);
-                else if (ok0)
-                    d16[g0 + (uint32_t)i0] = h0;
-                else if (ok1)
-                    d16[g0 + (uint32_t)i1] = h1;
+            const uint32_t lo = o < 0 ? 0u : (uint32_t)o, hi = (uint32_t)(o + 16) < nbytes ? (uint32_t)(o + 16) : nbytes;
+            for (uint32_t b = lo; b < hi; b += esize) {
+                const uint32_t a = buf + bc_sm90_swz(r * inner + b, inner);
+                if (esize == 4)
+                    *(float *)(uintptr_t)(gbyte + b) = bc_ld_shared_f32(a);
+                else
+                    *(uint16_t *)(uintptr_t)(gbyte + b) = bc_ld_shared_b16(a);
             }
         }
     }

@@ -23,29 +23,34 @@
 #define BC_SM90_BK 64
 #define BC_SM90_PRODUCER_THREADS 128
 #define BC_SM90_EPI_BUF_BYTES 8192
-#define BC_SM90_A_STAGE_BYTES(cons) ((cons) * 64 * BC_SM90_BK * 2)
+#define BC_SM90_A_STAGE_BYTES(ar) ((ar) * BC_SM90_BK * 2)
 #define BC_SM90_B_STAGE_BYTES(bn) ((bn) * BC_SM90_BK * 2)
-#define BC_SM90_STAGE_BYTES(cons, bn) (BC_SM90_A_STAGE_BYTES(cons) + BC_SM90_B_STAGE_BYTES(bn))
+#define BC_SM90_STAGE_BYTES(ar, bn) (BC_SM90_A_STAGE_BYTES(ar) + BC_SM90_B_STAGE_BYTES(bn))
 #define BC_SM90_THREADS(cons) (BC_SM90_PRODUCER_THREADS + 128 * (cons))
 /* stages + staging + barriers (2 per stage) + slack to align the base to 1024 B */
-#define BC_SM90_SMEM_BYTES(cons, bn, stages) \
-    ((stages) * BC_SM90_STAGE_BYTES(cons, bn) + (cons) * 2 * BC_SM90_EPI_BUF_BYTES + 2 * (stages) * 8 + 1024)
+#define BC_SM90_SMEM_BYTES(cons, bn, stages, ar) \
+    ((stages) * BC_SM90_STAGE_BYTES(ar, bn) + (cons) * 2 * BC_SM90_EPI_BUF_BYTES + 2 * (stages) * 8 + 1024)
 
-/* The compiled-in sm_90a configurations, "CONS, BN, STAGES, KS" (BM =
+/* The compiled-in sm_90a configurations, "CONS, BN, STAGES, KS, AR" (BM =
  * 64*CONS; KS = 1: split-K over a cluster, the partials added through
- * distributed shared memory). Use them through BC__APPLY so that they
- * expand to four arguments. */
-#define BC_SM90_CFG_128X256 2, 256, 4, 0
-#define BC_SM90_CFG_128X256S 2, 256, 4, 1
-#define BC_SM90_CFG_128X128 2, 128, 6, 0
-#define BC_SM90_CFG_128X128S 2, 128, 6, 1
-#define BC_SM90_CFG_128X64 2, 64, 8, 0
-#define BC_SM90_CFG_64X32 1, 32, 16, 0
+ * distributed shared memory; AR: rows of A a stage holds, 64*CONS, or 16
+ * for the skinny-M variant of 64x32 (M <= 16): its stages pack 16 rows of A
+ * and BN rows of B, and wgmma's reads of A rows 16..63 land in whatever
+ * follows (B, the next stage, the staging buffers) -- accumulator rows that
+ * lie outside M and are never stored). Use them through BC__APPLY so that
+ * they expand to five arguments. */
+#define BC_SM90_CFG_128X256 2, 256, 4, 0, 128
+#define BC_SM90_CFG_128X256S 2, 256, 4, 1, 128
+#define BC_SM90_CFG_128X128 2, 128, 6, 0, 128
+#define BC_SM90_CFG_128X128S 2, 128, 6, 1, 128
+#define BC_SM90_CFG_128X64 2, 64, 8, 0, 128
+#define BC_SM90_CFG_64X32 1, 32, 16, 0, 64
+#define BC_SM90_CFG_64X32M16 1, 32, 32, 0, 16
 #define BC__APPLY(f, ...) f(__VA_ARGS__)
-#define BC__SM90_SMEM4(cons, bn, stages, ks) BC_SM90_SMEM_BYTES(cons, bn, stages)
-#define BC__SM90_THREADS4(cons, bn, stages, ks) BC_SM90_THREADS(cons)
-#define BC_SM90_SMEM_OF(cfg) BC__APPLY(BC__SM90_SMEM4, cfg)
-#define BC_SM90_THREADS_OF(cfg) BC__APPLY(BC__SM90_THREADS4, cfg)
+#define BC__SM90_SMEM5(cons, bn, stages, ks, ar) BC_SM90_SMEM_BYTES(cons, bn, stages, ar)
+#define BC__SM90_THREADS5(cons, bn, stages, ks, ar) BC_SM90_THREADS(cons)
+#define BC_SM90_SMEM_OF(cfg) BC__APPLY(BC__SM90_SMEM5, cfg)
+#define BC_SM90_THREADS_OF(cfg) BC__APPLY(BC__SM90_THREADS5, cfg)
 
 /* ---- sm_100a configuration (assembled, never run here): tcgen05.mma
  * cta_group::1 kind::f16 128x256x16, 128x256x64 tile, 4-stage TMA ring with

@@ -54,7 +54,7 @@ typedef struct sm90_sched {
 
 /* The compile-time shape of a configuration. */
 typedef struct sm90_shape {
-    uint32_t cons, bn, stages, ks;
+    uint32_t cons, bn, stages, ks, ar;
 } sm90_shape;
 
 /* Shared-memory map, from the 1024-byte aligned base: the stages, the
@@ -62,7 +62,7 @@ typedef struct sm90_shape {
  * split-K CTA reuses the stages for its partial once its loads are done. */
 BC_DEVICE uint32_t sm90_stage(sm90_shape g, uint32_t base, uint32_t s)
 {
-    return base + s * BC_SM90_STAGE_BYTES(g.cons, g.bn);
+    return base + s * BC_SM90_STAGE_BYTES(g.ar, g.bn);
 }
 BC_DEVICE uint32_t sm90_epi_buf(sm90_shape g, uint32_t base, uint32_t c)
 {
@@ -116,7 +116,7 @@ BC_DEVICE void sm90_produce_c(sm90_shape g, uint64_t tmap_c, const bc_epi *e, bc
                               uint32_t base, uint32_t *stage, uint32_t *phase)
 {
     const uint32_t inner = bc_sm90_inner(g.bn, esize), cols = inner / esize, nq = g.bn / cols;
-    const uint32_t box = 64u * inner, per = BC_SM90_STAGE_BYTES(g.cons, g.bn) / box, nbox = g.cons * nq;
+    const uint32_t box = 64u * inner, per = BC_SM90_STAGE_BYTES(g.ar, g.bn) / box, nbox = g.cons * nq;
     const uint32_t row0 = tile.m * 64u * g.cons, col0 = tile.n * g.bn;
     for (uint32_t b0 = 0; b0 < nbox; b0 += per) {
         bc_mbar_wait(sm90_empty(g, base, *stage), *phase ^ 1u);
@@ -139,7 +139,7 @@ BC_DEVICE void sm90_produce_c(sm90_shape g, uint64_t tmap_c, const bc_epi *e, bc
 BC_DEVICE uint32_t sm90_c_stages(sm90_shape g, uint32_t esize)
 {
     const uint32_t inner = bc_sm90_inner(g.bn, esize), box = 64u * inner;
-    const uint32_t per = BC_SM90_STAGE_BYTES(g.cons, g.bn) / box, nbox = g.cons * (g.bn * esize / inner);
+    const uint32_t per = BC_SM90_STAGE_BYTES(g.ar, g.bn) / box, nbox = g.cons * (g.bn * esize / inner);
     return (nbox + per - 1u) / per;
 }
 
@@ -155,9 +155,9 @@ BC_DEVICE void sm90_producer(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uin
             bc_mbar_wait(sm90_empty(g, base, stage), phase ^ 1u);
             const uint32_t full = sm90_full(g, base, stage), sa = sm90_stage(g, base, stage);
             const int32_t k0 = (int32_t)(kb * BC_SM90_BK);
-            bc_mbar_arrive_expect_tx(full, BC_SM90_STAGE_BYTES(g.cons, g.bn));
+            bc_mbar_arrive_expect_tx(full, BC_SM90_STAGE_BYTES(g.ar, g.bn));
             bc_tma_load_2d(sa, tmap_a, k0, (int32_t)(tile.m * 64u * g.cons), full);
-            bc_tma_load_2d(sa + BC_SM90_A_STAGE_BYTES(g.cons), tmap_b, k0, (int32_t)(tile.n * g.bn), full);
+            bc_tma_load_2d(sa + BC_SM90_A_STAGE_BYTES(g.ar), tmap_b, k0, (int32_t)(tile.n * g.bn), full);
             sm90_advance(g, &stage, &phase);
         }
         if (e->flags & BC_GEMM_F_C_SMEM)
@@ -175,7 +175,7 @@ BC_DEVICE void sm90_mainloop(sm90_shape g, float *acc, uint32_t base, uint32_t c
     for (uint32_t kb = kb0; kb < kb1; kb++) {
         bc_mbar_wait(sm90_full(g, base, *stage), *phase);
         const uint32_t sa = sm90_stage(g, base, *stage) + c * (64u * 128u);
-        const uint32_t sb = sm90_stage(g, base, *stage) + BC_SM90_A_STAGE_BYTES(g.cons);
+        const uint32_t sb = sm90_stage(g, base, *stage) + BC_SM90_A_STAGE_BYTES(g.ar);
         bc_wgmma_fence();
 #pragma unroll
         for (uint32_t ks = 0; ks < BC_SM90_BK / 16; ks++)
@@ -246,7 +246,7 @@ BC_DEVICE void sm90_consumer(sm90_shape g, const sm90_sched *sc, const bc_epi *e
     uint32_t stage = 0, phase = 0, seq = 0, kb0, kb1;
     sm90_k_range(g, sc, &kb0, &kb1);
     bc_sm90_epi_at at = {0, 0, sm90_epi_buf(g, base, c), SM90_BAR_EPI0 + c, t128, tmap_d,
-                         c, sm90_stage(g, base, 0), 0, BC_SM90_STAGE_BYTES(g.cons, g.bn), g.stages};
+                         c, sm90_stage(g, base, 0), 0, BC_SM90_STAGE_BYTES(g.ar, g.bn), g.stages};
     for (uint32_t t = sm90_first(g); t < tiles; t += sm90_stride(g, sc)) {
         const bc_tile tile = bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m);
         if (f16)
@@ -321,10 +321,10 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
 /* One kernel per configuration. The parameter is only ever read field by
  * field, and the tensor maps by their parameter-space address, so it never
  * leaves parameter space. */
-#define BC__SM90_KERNEL(name, cons, bn, stages, ks)                                                \
+#define BC__SM90_KERNEL(name, cons, bn, stages, ks, ar)                                            \
     BC_KERNEL void name(bc_gemm_params p)                                                          \
     {                                                                                              \
-        const sm90_shape g = {cons, bn, stages, ks};                                               \
+        const sm90_shape g = {cons, bn, stages, ks, ar};                                           \
         sm90_sched sc = {p.tiles_m, p.tiles_n, p.k_blocks, p.group_m};                             \
         bc_epi e = {p.d, p.c, p.bias, p.m, p.n, p.ldd, p.ldc, p.alpha, p.beta, p.flags};           \
         sm90_gemm(g, bc_param_addr(#name "_param_0", 0), bc_param_addr(#name "_param_0", 128),     \
@@ -337,9 +337,13 @@ _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_128X256) <= 232448, "128x256: over th
 _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_128X128) <= 232448, "128x128: over the 227 KiB opt-in limit");
 _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_128X64) <= 232448, "128x64: over the 227 KiB opt-in limit");
 _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_64X32) <= 232448, "64x32: over the 227 KiB opt-in limit");
+_Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_64X32M16) <= 232448, "64x32m16: over the 227 KiB opt-in limit");
+/* 64x32m16: a stage is 6 KiB; wgmma reads 8 KiB of A from each stage start,
+ * so the last stage reads 2 KiB into the staging buffers that follow it */
+_Static_assert(BC_SM90_A_STAGE_BYTES(64) - BC_SM90_STAGE_BYTES(16, 32) <= 2 * BC_SM90_EPI_BUF_BYTES, "64x32m16 overrun");
 /* the split-K slots, [BM][BN + pad] f32 in all, fit in the stages they reuse */
-_Static_assert(128 * (256 + BC_SPLITK_PAD) * 4 <= 4 * BC_SM90_STAGE_BYTES(2, 256), "128x256 split partial");
-_Static_assert(128 * (128 + BC_SPLITK_PAD) * 4 <= 6 * BC_SM90_STAGE_BYTES(2, 128), "128x128 split partial");
+_Static_assert(128 * (256 + BC_SPLITK_PAD) * 4 <= 4 * BC_SM90_STAGE_BYTES(128, 256), "128x256 split partial");
+_Static_assert(128 * (128 + BC_SPLITK_PAD) * 4 <= 6 * BC_SM90_STAGE_BYTES(128, 128), "128x128 split partial");
 
 BC_SM90_KERNEL(bc_gemm_sm90_128x256, BC_SM90_CFG_128X256)
 BC_SM90_KERNEL(bc_gemm_sm90_128x256s, BC_SM90_CFG_128X256S)
@@ -347,3 +351,4 @@ BC_SM90_KERNEL(bc_gemm_sm90_128x128, BC_SM90_CFG_128X128)
 BC_SM90_KERNEL(bc_gemm_sm90_128x128s, BC_SM90_CFG_128X128S)
 BC_SM90_KERNEL(bc_gemm_sm90_128x64, BC_SM90_CFG_128X64)
 BC_SM90_KERNEL(bc_gemm_sm90_64x32, BC_SM90_CFG_64X32)
+BC_SM90_KERNEL(bc_gemm_sm90_64x32m16, BC_SM90_CFG_64X32M16)

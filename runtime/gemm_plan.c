@@ -14,10 +14,12 @@
 /* sm_90a: one kernel per configuration, types are launch parameters. The
  * weights are each configuration's throughput on a full wave relative to
  * 128x256 (README, "GEMM configurations"; measured, kernels_ptx/PERF_NOTES.md). */
-#define SM90_CONFIG(nm, id, w, cons, bn_, stages, ks)                                         \
+#define SM90_CONFIG(nm, id, w, cons, bn_, stages, ks, ar)                                     \
     {                                                                                         \
         .name = "sm90_" nm, .family = 9, .bm = 64u * (cons), .bn = (bn_), .bk = BC_SM90_BK,   \
-        .threads = BC_SM90_THREADS(cons), .smem_bytes = BC_SM90_SMEM_BYTES(cons, bn_, stages), \
+        .threads = BC_SM90_THREADS(cons), .smem_bytes = BC_SM90_SMEM_BYTES(cons, bn_, stages, ar), \
+        .a_rows = (ar), .max_m = (ar) < 64u * (cons) ? (ar) : 0u,                             \
+        .rule_max_m = (ar) < 64u * (cons) ? (ar) : 0u,                                        \
         .weight_pct = (w), .tma_store = !(ks), .split = (ks), .pdl = 1, .persistent = !(ks),    \
         .tensor_maps = 1,                                                                     \
         .kernel = {{id, id, id}, {id, id, id}},                                              \
@@ -29,16 +31,16 @@ static const bc__gemm_config sm90_configs[] = {
     BC__APPLY(SM90_CONFIG, "128x128s", BC_K_GEMM_SM90_128X128S, 90, BC_SM90_CFG_128X128S),
     BC__APPLY(SM90_CONFIG, "128x64", BC_K_GEMM_SM90_128X64, 60, BC_SM90_CFG_128X64),
     BC__APPLY(SM90_CONFIG, "64x32", BC_K_GEMM_SM90_64X32, 30, BC_SM90_CFG_64X32),
-    /* M <= 8: B streamed once on CUDA cores (kernels_ptx/gemm_skinny.c); one CTA per 16 columns */
+    /* skinny M (the rule takes the first that fits, before any tile cost; PERF_NOTES.md):
+     * M <= 8: B streamed once on CUDA cores (kernels_ptx/gemm_skinny.c), one CTA per 16 columns */
     {.name = "sm90_skinny", .family = 9, .bm = BC_SKINNY_MAX_M, .bn = BC_SKINNY_WARPS * BC_SKINNY_COLS,
      .bk = 256, .threads = 32 * BC_SKINNY_WARPS, .smem_bytes = 0, .weight_pct = 100, .pdl = 1,
-     .max_m = BC_SKINNY_MAX_M,
+     .max_m = BC_SKINNY_MAX_M, .rule_max_m = 1,
      .kernel = {{BC_K_GEMM_SKINNY, BC_K_GEMM_SKINNY, BC_K_GEMM_SKINNY},
                 {BC_K_GEMM_SKINNY, BC_K_GEMM_SKINNY, BC_K_GEMM_SKINNY}}},
+    /* M <= 16: the 64x32 tile with stages of 16 A rows, twice the B bytes in flight */
+    BC__APPLY(SM90_CONFIG, "64x32m16", BC_K_GEMM_SM90_64X32M16, 30, BC_SM90_CFG_64X32M16),
 };
-/* The rule picks the skinny kernel for M up to this (measured crossover
- * against sm90_64x32, kernels_ptx/PERF_NOTES.md); named, it takes M <= 8. */
-#define SKINNY_RULE_MAX_M 4u
 #define SM90_CONFIG_COUNT (sizeof sm90_configs / sizeof sm90_configs[0])
 
 /* Blackwell images (sm_100a/100f/103a/110a): tcgen05, accumulator in TMEM.
@@ -54,6 +56,7 @@ static const bc__gemm_config sm100_config = {
     .weight_pct = 100,
     .persistent = 1,
     .tensor_maps = 1,
+    .a_rows = BC_SM100_BM,
     .kernel = {{BC_K_GEMM_SM100_BF16_BF16, BC_K_GEMM_SM100_BF16_F16, BC_K_GEMM_SM100_BF16_F32},
                {BC_K_GEMM_SM100_F16_BF16, BC_K_GEMM_SM100_F16_F16, BC_K_GEMM_SM100_F16_F32}},
 };
@@ -218,24 +221,26 @@ static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, cons
             const bc__gemm_config *ci = &sm90_configs[i];
             if (named != NULL && named != ci)
                 continue;
-            if (ci->max_m != 0 && (uint64_t)d->m > (named ? ci->max_m : SKINNY_RULE_MAX_M))
+            /* a skinny-M kernel: only within its M range (named) or the rule's (not named), and then
+             * the first one that fits wins outright: it reads B once, the tiles' cost does not apply */
+            if (ci->max_m != 0 && (uint64_t)d->m > (named ? ci->max_m : ci->rule_max_m))
                 continue;
             uint32_t opts[3];
-            const uint32_t n = split_options(&sm90_configs[i], d->split_k, kb, opts);
+            const uint32_t n = split_options(ci, d->split_k, kb, opts);
             for (uint32_t j = 0; j < n; j++) {
-                /* within its M range the skinny kernel wins outright (it only reads B once) */
                 const uint64_t cost = ci->max_m ? 0 : rule_cost(ci, opts[j], d, (uint32_t)dev->info.sm_count);
                 if (c == NULL || cost < best)
                     c = ci, split = opts[j], best = cost;
             }
         }
+        if (c == NULL && named != NULL && named->max_m && (uint64_t)d->m > named->max_m)
+            return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "%s takes M <= %u (M=%lld)", named->name,
+                           named->max_m, (long long)d->m);
         if (c == NULL)
-            return BC_FAIL(BC_ERR_INVALID_ARGUMENT, named && named->max_m && (uint64_t)d->m > named->max_m ? "m" : "split_k",
-                           "%s is not possible with %s (M=%lld, K=%lld: %u k-blocks; whole-tile configurations "
-                           "take split_k 0 or 1, split-K ones 0 or 2.., %s M <= %u)",
-                           named && named->max_m && (uint64_t)d->m > named->max_m ? "this M" : "this split_k",
-                           named ? named->name : "any configuration", (long long)d->m, (long long)d->k, kb,
-                           "sm90_skinny", BC_SKINNY_MAX_M);
+            return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "split_k",
+                           "split_k=%u is not possible with %s (K=%lld: %u k-blocks; whole-tile configurations "
+                           "take split_k 0 or 1, split-K ones 0 or 2..)",
+                           d->split_k, named ? named->name : "any configuration", (long long)d->k, kb);
     } else if (fam == 10) {
         c = named ? named : &sm100_config;
         if (d->split_k > 1)
@@ -264,7 +269,9 @@ static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, cons
  * multiples (TMA's stride rule); otherwise the epilogue reads C itself. */
 static int use_c_smem(const bc_gemm_desc *d, const bc__gemm_config *c)
 {
-    return c->tma_store && d->beta != 0.0f && ((uint64_t)d->ldc * dtype_size(d->d_type)) % 16 == 0;
+    const uint64_t es = dtype_size(d->d_type), inner = c->bn * es < 128 ? c->bn * es : 128;
+    const uint64_t stage = (uint64_t)(c->a_rows + c->bn) * c->bk * 2; /* a C box (64 rows) must fit a stage */
+    return c->tma_store && d->beta != 0.0f && ((uint64_t)d->ldc * es) % 16 == 0 && 64 * inner <= stage;
 }
 
 /* D may leave through a TMA store when the configuration can, C (if read)
@@ -291,7 +298,7 @@ static bc_status encode_maps(bc_gemm_params *p, const bc_gemm_desc *d, const bc_
     if (!c->tensor_maps)
         return BC_OK;
     const bc__tmap_desc ta = {"A", d->ab_type, d->a, (uint64_t)d->k, (uint64_t)d->m, (uint64_t)d->lda * 2,
-                              c->bk, c->bm, 128};
+                              c->bk, c->a_rows, 128};
     const bc__tmap_desc tb = {"B", d->ab_type, d->b, (uint64_t)d->k, (uint64_t)d->n, (uint64_t)d->ldb * 2,
                               c->bk, c->bn, 128};
     bc_status st = bc__tmap_encode(p->tmap_a, &ta);

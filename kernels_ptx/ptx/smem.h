@@ -55,4 +55,12 @@ BC_DEVICE bc_f32x2s bc_ld_shared_v2f32(uint32_t a)
     return v;
 }
 
+/* Bytes of a and b (b above a) selected by prmt's selector `sel`. */
+BC_DEVICE uint32_t bc_prmt(uint32_t a, uint32_t b, uint32_t sel)
+{
+    uint32_t r;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(sel));
+    return r;
+}
+
 #endif
