@@ -38,7 +38,7 @@
 #include "epilogue.h"
 #include "gemm_abi.h"
 #include "ptx/fence.h"
-#include "ptx/ldg.h"
+#include "ptx/stg.h"
 #include "ptx/smem.h"
 #include "ptx/tma.h"
 

@@ -111,14 +111,6 @@ _Static_assert(__builtin_offsetof(bc_gemm_params, d) == 384, "d offset");
 _Static_assert(__builtin_offsetof(bc_gemm_params, tmap_c) == 512, "tmap_c offset");
 _Static_assert(__builtin_offsetof(bc_gemm_params, a) == 480, "a offset");
 
-/* ---- skinny-M kernel (any sm_80+ image): CUDA-core dot products for
- * M <= BC_SKINNY_MAX_M. A warp owns BC_SKINNY_COLS columns of D and all M
- * rows, streams those B rows once with 16-byte loads and reduces in a fixed
- * order (lane sums in K order, then a fixed butterfly): deterministic. */
-#define BC_SKINNY_MAX_M 8
-#define BC_SKINNY_COLS 4   /* D columns (B rows) per warp */
-#define BC_SKINNY_WARPS 4  /* warps per CTA */
-#define BC_SKINNY_UNROLL 4 /* 256-element K steps whose loads are in flight together */
 
 /* Smoke kernel: out[i] = bc_smoke_value(i, seed) for i < n. */
 typedef struct bc_smoke_params {

@@ -2,4 +2,3 @@
  * cubin (the driver loads one image per device). */
 #include "smoke.c"
 #include "gemm_sm90.c"
-#include "gemm_skinny.c"

@@ -18,10 +18,8 @@ typedef struct bc__gemm_config {
     int split;               /* split-K over a cluster of S = 2, 4 or 8 CTAs per tile */
     int pdl;                 /* the kernel waits for the previous grid (griddepcontrol.wait) */
     int persistent;          /* grid = min(tiles, SMs) walking tiles; else one CTA (or cluster) per tile */
-    uint32_t max_m;          /* 0: any M; else only for M <= max_m (the skinny-M kernels) */
-    uint32_t rule_max_m;     /* a skinny-M kernel: the rule takes it (over the others) up to this M */
+    uint32_t max_m;          /* 0: any M; else a skinny-M kernel, only for M <= max_m */
     uint32_t a_rows;         /* rows of A a stage loads (the A tensor map's box) */
-    int tensor_maps;         /* reads A and B through tensor maps (else through a, b, lda, ldb) */
     bc__kernel_id kernel[2][3]; /* [ab_type][d_type] */
 } bc__gemm_config;
 

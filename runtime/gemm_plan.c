@@ -19,9 +19,7 @@
         .name = "sm90_" nm, .family = 9, .bm = 64u * (cons), .bn = (bn_), .bk = BC_SM90_BK,   \
         .threads = BC_SM90_THREADS(cons), .smem_bytes = BC_SM90_SMEM_BYTES(cons, bn_, stages, ar), \
         .a_rows = (ar), .max_m = (ar) < 64u * (cons) ? (ar) : 0u,                             \
-        .rule_max_m = (ar) < 64u * (cons) ? (ar) : 0u,                                        \
         .weight_pct = (w), .tma_store = !(ks), .split = (ks), .pdl = 1, .persistent = !(ks),    \
-        .tensor_maps = 1,                                                                     \
         .kernel = {{id, id, id}, {id, id, id}},                                              \
     }
 static const bc__gemm_config sm90_configs[] = {
@@ -31,13 +29,7 @@ static const bc__gemm_config sm90_configs[] = {
     BC__APPLY(SM90_CONFIG, "128x128s", BC_K_GEMM_SM90_128X128S, 90, BC_SM90_CFG_128X128S),
     BC__APPLY(SM90_CONFIG, "128x64", BC_K_GEMM_SM90_128X64, 60, BC_SM90_CFG_128X64),
     BC__APPLY(SM90_CONFIG, "64x32", BC_K_GEMM_SM90_64X32, 30, BC_SM90_CFG_64X32),
-    /* skinny M (the rule takes the first that fits, before any tile cost; PERF_NOTES.md):
-     * M <= 8: B streamed once on CUDA cores (kernels_ptx/gemm_skinny.c), one CTA per 16 columns */
-    {.name = "sm90_skinny", .family = 9, .bm = BC_SKINNY_MAX_M, .bn = BC_SKINNY_WARPS * BC_SKINNY_COLS,
-     .bk = 256, .threads = 32 * BC_SKINNY_WARPS, .smem_bytes = 0, .weight_pct = 100, .pdl = 1,
-     .max_m = BC_SKINNY_MAX_M, .rule_max_m = 1,
-     .kernel = {{BC_K_GEMM_SKINNY, BC_K_GEMM_SKINNY, BC_K_GEMM_SKINNY},
-                {BC_K_GEMM_SKINNY, BC_K_GEMM_SKINNY, BC_K_GEMM_SKINNY}}},
+    /* skinny M (M <= 16; the rule takes it outright, before any tile cost: PERF_NOTES.md): */
     /* M <= 16: the 64x32 tile with stages of 16 A rows, twice the B bytes in flight */
     BC__APPLY(SM90_CONFIG, "64x32m16", BC_K_GEMM_SM90_64X32M16, 30, BC_SM90_CFG_64X32M16),
 };
@@ -55,7 +47,6 @@ static const bc__gemm_config sm100_config = {
     .smem_bytes = BC_SM100_SMEM_BYTES,
     .weight_pct = 100,
     .persistent = 1,
-    .tensor_maps = 1,
     .a_rows = BC_SM100_BM,
     .kernel = {{BC_K_GEMM_SM100_BF16_BF16, BC_K_GEMM_SM100_BF16_F16, BC_K_GEMM_SM100_BF16_F32},
                {BC_K_GEMM_SM100_F16_BF16, BC_K_GEMM_SM100_F16_F16, BC_K_GEMM_SM100_F16_F32}},
@@ -221,9 +212,9 @@ static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, cons
             const bc__gemm_config *ci = &sm90_configs[i];
             if (named != NULL && named != ci)
                 continue;
-            /* a skinny-M kernel: only within its M range (named) or the rule's (not named), and then
-             * the first one that fits wins outright: it reads B once, the tiles' cost does not apply */
-            if (ci->max_m != 0 && (uint64_t)d->m > (named ? ci->max_m : ci->rule_max_m))
+            /* a skinny-M kernel: only within its M range, and there it wins outright (it streams B
+             * with twice the bytes in flight; the tiles' cost model does not apply) */
+            if (ci->max_m != 0 && (uint64_t)d->m > ci->max_m)
                 continue;
             uint32_t opts[3];
             const uint32_t n = split_options(ci, d->split_k, kb, opts);
@@ -295,8 +286,6 @@ static bc__tmap_desc out_map_desc(const char *what, bc_devptr base, int64_t ld, 
 
 static bc_status encode_maps(bc_gemm_params *p, const bc_gemm_desc *d, const bc__gemm_config *c)
 {
-    if (!c->tensor_maps)
-        return BC_OK;
     const bc__tmap_desc ta = {"A", d->ab_type, d->a, (uint64_t)d->k, (uint64_t)d->m, (uint64_t)d->lda * 2,
                               c->bk, c->a_rows, 128};
     const bc__tmap_desc tb = {"B", d->ab_type, d->b, (uint64_t)d->k, (uint64_t)d->n, (uint64_t)d->ldb * 2,
@@ -451,11 +440,9 @@ bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b
     if (st)
         return st;
     bc_gemm_params p = plan->params;
-    if (plan->config->tensor_maps) {
-        st = bc__tmap_set_address(p.tmap_a, "A", a);
-        if (!st)
-            st = bc__tmap_set_address(p.tmap_b, "B", b);
-    }
+    st = bc__tmap_set_address(p.tmap_a, "A", a);
+    if (!st)
+        st = bc__tmap_set_address(p.tmap_b, "B", b);
     if (!st && (p.flags & BC_GEMM_F_TMA_STORE))
         st = bc__tmap_set_address(p.tmap_d, "D", d);
     if (!st && (p.flags & BC_GEMM_F_C_SMEM))

@@ -158,7 +158,7 @@ static void test_same_bytes_skinny_under_load(void **state)
     gpu_env *env = GPU_ENV_OR_SKIP(state);
     if (!gpu_is_hopper(env))
         skip();
-    same_bytes_under_load(env, 4, 4096, 4096, "sm90_skinny", 0, 0.5f);
+    same_bytes_under_load(env, 4, 4096, 4096, "sm90_64x32m16", 0, 0.5f);
 }
 
 static void test_same_bytes_split_k_under_load(void **state)

@@ -43,12 +43,9 @@ static void gemm_emu_run(const char *name, const void *param_bytes, int in_graph
     bc_gemm_params p;
     memcpy(&p, param_bytes, sizeof p);
     const bc_dtype in = (bc_dtype)p.ab_type, out = (bc_dtype)p.d_type; /* the kernel reads its types here */
-    /* like the kernels: the skinny kernel reads A and B by address, the tile kernels by tensor map */
-    const int by_address = strcmp(name, "bc_gemm_skinny") == 0;
-    if (!by_address && (p.tmap_a[1] != FAKE_TMAP_MAGIC || p.tmap_b[1] != FAKE_TMAP_MAGIC))
+    if (p.tmap_a[1] != FAKE_TMAP_MAGIC || p.tmap_b[1] != FAKE_TMAP_MAGIC)
         return;
-    const void *a = (const void *)(uintptr_t)(by_address ? p.a : p.tmap_a[0]);
-    const void *b = (const void *)(uintptr_t)(by_address ? p.b : p.tmap_b[0]);
+    const void *a = (const void *)(uintptr_t)p.tmap_a[0], *b = (const void *)(uintptr_t)p.tmap_b[0];
     void *d = (void *)(uintptr_t)p.d;
     for (uint32_t r = 0; r < p.m; r++)
         for (uint32_t c = 0; c < p.n; c++) {

@@ -370,8 +370,8 @@ static void test_config_rule(void **state)
         {1024, 1024, 1024, "bc_gemm_sm90_128x64"},  {256, 4096, 4096, "bc_gemm_sm90_128x64"},
         {128, 2048, 2048, "bc_gemm_sm90_64x32"},    {64, 1024, 1024, "bc_gemm_sm90_64x32"},
         {17, 4096, 4096, "bc_gemm_sm90_64x32"},
-        /* M = 1: the skinny kernel (B read once, on CUDA cores); M <= 16: 64x32 with 16-row A stages */
-        {1, 1, 8, "bc_gemm_skinny"},                {1, 4096, 4096, "bc_gemm_skinny"},
+        /* M <= 16: 64x32 with 16-row A stages */
+        {1, 1, 8, "bc_gemm_sm90_64x32m16"},         {1, 4096, 4096, "bc_gemm_sm90_64x32m16"},
         {16, 4096, 4096, "bc_gemm_sm90_64x32m16"},  {5, 1000, 1000, "bc_gemm_sm90_64x32m16"},
         /* few tiles, long K: split over a cluster pays for its reduction */
         {128, 128, 65536, "bc_gemm_sm90_128x128s"}, {256, 512, 32768, "bc_gemm_sm90_128x128s"},
