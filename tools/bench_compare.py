@@ -20,17 +20,28 @@ bench_cublas.py needs torch. Exit status: 0; 31 when barecuda reports a
 shape that fails its correctness check (no time for it); 1 on any other
 failure.
 
+With --sweep COUNT --seed S both sides time the same drawn shapes and
+epilogues instead (tools/sweep.py, `barecuda bench --sweep`; the cuBLAS side
+times the nearest PyTorch call for each epilogue and the output says which):
+one row per shape, the geometric mean and worst ratio, the ten worst shapes
+with their configuration and % of floor, and the split by epilogue.
+
 usage: tools/bench_compare.py [--shapes MxNxK,...] [--dtype bf16|f16] [--out bf16|f16|f32]
                               [--replays R] [--peak-flops F] [--peak-bw B] [--barecuda PATH]
-                              [--order ours-first|cublas-first] [--json | --markdown]
+                              [--order ours-first|cublas-first] [--json | --markdown] [--csv FILE]
+       tools/bench_compare.py --sweep COUNT --seed S [--mem-cap BYTES] [--epilogue-fraction F]
+                              [--replays R] [--barecuda PATH] [--order ...] [--json | --markdown] [--csv FILE]
 """
 import argparse
+import csv
 import json
 import math
 import os
 import subprocess
 import sys
 
+import sweep
+import sweep_compare
 from shapelist import parse_shapes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -176,7 +187,19 @@ def main(argv):
     fmt_group = ap.add_mutually_exclusive_group()
     fmt_group.add_argument("--json", action="store_true")
     fmt_group.add_argument("--markdown", action="store_true")
+    ap.add_argument("--csv", help="also write the rows to this CSV file")
+    sweep.add_arguments(ap, "--sweep")
     args = ap.parse_args(argv)
+    if args.count is not None:
+        args.sweep = args.count
+        sweep.check_arguments(ap, args, "--sweep")
+        if args.replays < 1:
+            ap.error("--replays must be >= 1")
+        if "--shapes" in argv or "--dtype" in argv or "--out" in argv:
+            ap.error("--sweep draws its own shapes and types: no --shapes, --dtype or --out")
+        return main_sweep(args)
+    if args.seed is not None or "--mem-cap" in argv or "--epilogue-fraction" in argv:
+        ap.error("--seed, --mem-cap and --epilogue-fraction need --sweep")
     args.out = args.out or args.dtype
     if args.replays < 1:
         ap.error("--replays must be >= 1")
@@ -209,6 +232,11 @@ def main(argv):
         header += "\nnote: " + "; ".join(notes)
     if ours and ours.get("error"):
         header += f"\nbarecuda stopped early: {ours['error']}"
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()) if rows else ["m"])
+            w.writeheader()
+            w.writerows(rows)
     if args.json:
         print(json.dumps({"device": device, "dtype": args.dtype, "out": args.out, "peak_flops": args.peak_flops,
                           "peak_bw": args.peak_bw, "commands": {"barecuda": ours_cmd, "cublas": cublas_cmd},
@@ -224,6 +252,46 @@ def main(argv):
     if ours_rc == 31 or any(r["ours_status"] == "FAIL" for r in rows):
         return 31
     return 0
+
+
+def main_sweep(args):
+    items = sweep.draw(args.sweep, args.seed, args.mem_cap, args.epilogue_fraction)
+    ours_cmd, cublas_cmd = sweep_compare.commands(args, ROOT)
+    runs = [("barecuda", ours_cmd), ("cublas", cublas_cmd)]
+    if args.order == "cublas-first":
+        runs.reverse()
+    results = {what: run_json(cmd, what) for what, cmd in runs}
+    ours_rc, ours = results["barecuda"]
+    cublas_rc, cublas = results["cublas"]
+    problems = sweep_compare.check_lists(items, ours, cublas)
+    if problems:
+        print("bench_compare: the two sides did not time the drawn list: " + "; ".join(problems[:5]), file=sys.stderr)
+        return 1
+    rows = sweep_compare.build_rows(items, ours, cublas, args.peak_flops, args.peak_bw)
+    s = sweep_compare.summarize(rows)
+    device = (cublas or {}).get("device") or (ours or {}).get("device") or "?"
+    header = (f"barecuda vs cuBLAS on {device} ({(ours or {}).get('image', '?')}; torch "
+              f"{(cublas or {}).get('torch', '?')}), sweep of {args.sweep} shapes from seed {args.seed} (memory cap "
+              f"{args.mem_cap} B, epilogue fraction {args.epilogue_fraction:g}); device time per GEMM: graph of 50 "
+              f"over rotating sets, median of {args.replays} replays on both sides; floor = max(2MNK / "
+              f"{args.peak_flops:.4g} FLOP/s, bytes / {args.peak_bw:.4g} B/s), bytes = A + B + D (+ C read) (+ bias)")
+    if ours and ours.get("error"):
+        header += f"\nbarecuda stopped early: {ours['error']}"
+    ops, kernels = (cublas or {}).get("ops", {}), (cublas or {}).get("kernels", {})
+    if args.csv:
+        sweep_compare.write_csv(rows, args.csv)
+    if args.json:
+        summary = {k: v for k, v in s.items() if k != "ten_worst"}
+        summary["ten_worst"] = [sweep_compare.shape(r) for r in s["ten_worst"]]
+        print(json.dumps({"device": device, "sweep": {"count": args.sweep, "seed": args.seed, "mem_cap": args.mem_cap,
+                                                      "epilogue_fraction": args.epilogue_fraction},
+                          "commands": {"barecuda": ours_cmd, "cublas": cublas_cmd}, "cublas_ops": ops,
+                          "cublas_kernels": kernels, "rows": rows, "summary": summary}))
+    else:
+        print(sweep_compare.render(rows, s, header, ops, kernels, args.markdown))
+    if ours is None or cublas is None or cublas_rc != 0 or ours_rc not in (0, 31):
+        return 1
+    return 31 if ours_rc == 31 or s["failed"] else 0
 
 
 if __name__ == "__main__":

@@ -2,11 +2,12 @@
  * latency commands can be driven end to end without a GPU. The fake records
  * launches but executes nothing; this wraps cuLaunchKernelEx and
  * cuGraphLaunch so that every bc_gemm_* kernel (launched directly, or as a
- * kernel node of a launched graph) computes D = alpha * A . B^T (+ beta C)
- * on the CPU from its packed parameters: A and B from the tensor maps' global
- * addresses (the fake stores them in word 0), packed K-major; D at p.d with
- * p.ldd. Optionally one element of D is written wrong (by every launch, or
- * by graph launches only). Nothing runs while a
+ * kernel node of a launched graph) computes D = act(alpha * A . B^T
+ * (+ beta C) (+ bias)) on the CPU from its packed parameters: A and B from the
+ * tensor maps' global addresses (the fake stores them in word 0), packed
+ * K-major; D at p.d with p.ldd. Optionally one element of D is written wrong
+ * (by every launch, or by graph launches only), or the epilogue is ignored.
+ * Nothing runs while a
  * stream captures. Call gemm_emu_install() after fake_install(). */
 #ifndef BC_TESTS_GEMM_EMU_H
 #define BC_TESTS_GEMM_EMU_H
@@ -25,6 +26,7 @@ static __typeof__(((bc__driver *)0)->cuGraphLaunch) gemm_emu_real_graph_launch;
 static int64_t gemm_emu_wrong_index = -1; /* flat index of D written wrong, -1 for none */
 static int gemm_emu_wrong_in_graphs_only;  /* 1: direct launches are right, graph launches wrong */
 static uint64_t gemm_emu_runs;            /* GEMMs emulated since install */
+static int gemm_emu_skip_epilogue;        /* 1: ignore C, bias and ReLU (a wrong epilogue) */
 
 static void gemm_emu_store(void *d, bc_dtype t, size_t i, double v)
 {
@@ -53,8 +55,12 @@ static void gemm_emu_run(const char *name, const void *param_bytes, int in_graph
             for (uint32_t k = 0; k < p.k; k++)
                 s += bc_ref_get(a, in, (size_t)r * p.k + k) * bc_ref_get(b, in, (size_t)c * p.k + k);
             double v = (double)p.alpha * s;
-            if ((p.flags & BC_GEMM_F_C) && p.c)
+            if ((p.flags & BC_GEMM_F_C) && p.c && !gemm_emu_skip_epilogue)
                 v += (double)p.beta * bc_ref_get((const void *)(uintptr_t)p.c, out, (size_t)r * p.ldc + c);
+            if ((p.flags & BC_GEMM_F_BIAS) && p.bias && !gemm_emu_skip_epilogue)
+                v += bc_ref_get((const void *)(uintptr_t)p.bias, out, c);
+            if ((p.flags & BC_GEMM_F_RELU) && v < 0.0 && !gemm_emu_skip_epilogue)
+                v = 0.0;
             const size_t at = (size_t)r * p.ldd + c;
             if ((int64_t)at == gemm_emu_wrong_index && (in_graph || !gemm_emu_wrong_in_graphs_only))
                 v += 1.0 + 0.5 * (v < 0 ? -v : v);
@@ -99,6 +105,7 @@ static inline void gemm_emu_install(int64_t wrong_index)
     table.cuGraphLaunch = gemm_emu_graph_launch;
     gemm_emu_wrong_index = wrong_index;
     gemm_emu_wrong_in_graphs_only = 0;
+    gemm_emu_skip_epilogue = 0;
     gemm_emu_runs = 0;
     fake_set_param_size(sizeof(bc_gemm_params));
     bc__driver_set_override(&table);

@@ -22,12 +22,19 @@ int64_t bc_check_row_count(const bc_gemm_desc *d, int64_t sampled)
 bc_status bc_check_row(bc_device *dev, const bc_gemm_desc *d, const void *host_a, const void *host_b, int64_t row,
                        void *row_buf, double *ref_buf, bc_ref_error *acc)
 {
+    return bc_check_row_epi(dev, d, host_a, host_b, NULL, NULL, row, row_buf, ref_buf, acc);
+}
+
+bc_status bc_check_row_epi(bc_device *dev, const bc_gemm_desc *d, const void *host_a, const void *host_b,
+                           const void *host_c, const void *host_bias, int64_t row, void *row_buf, double *ref_buf,
+                           bc_ref_error *acc)
+{
     const size_t ob = bc_dtype_bytes(d->d_type);
     bc_status st = bc_memcpy_dtoh(dev, row_buf, d->d + (bc_devptr)((uint64_t)row * (uint64_t)d->n * ob),
                                   (size_t)d->n * ob);
     if (st)
         return st;
-    bc_ref_gemm_row(d, host_a, host_b, NULL, NULL, row, ref_buf);
+    bc_ref_gemm_row(d, host_a, host_b, host_c, host_bias, row, ref_buf);
     /* row_buf holds only this row: compare it as row 0, then name the real row */
     const size_t before = acc->bad + acc->nonfinite;
     bc_ref_compare_row(d, row_buf, 0, ref_buf, acc);

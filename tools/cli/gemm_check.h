@@ -26,6 +26,13 @@ int64_t bc_check_row_count(const bc_gemm_desc *d, int64_t sampled);
 bc_status bc_check_row(bc_device *dev, const bc_gemm_desc *d, const void *host_a, const void *host_b, int64_t row,
                        void *row_buf, double *ref_buf, bc_ref_error *acc);
 
+/* The same with the epilogue: host copies of C (row-major, ldc = n; NULL when
+ * beta is 0) and bias (n values; NULL for none); alpha, beta and ReLU as the
+ * descriptor says. */
+bc_status bc_check_row_epi(bc_device *dev, const bc_gemm_desc *d, const void *host_a, const void *host_b,
+                           const void *host_c, const void *host_bias, int64_t row, void *row_buf, double *ref_buf,
+                           bc_ref_error *acc);
+
 /* The pass rule of `barecuda gemm`: no unwritten (NaN-poison) element, none
  * out of the per-element tolerance, relative Frobenius error within the
  * output type's bound. */

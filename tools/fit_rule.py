@@ -1,0 +1,381 @@
+#!/usr/bin/env python3
+"""Fits the GEMM configuration rule to forced-configuration sweep timings.
+
+Input: the CSV files of `barecuda bench --sweep N --seed S --config C --split K
+--csv FILE` for every configuration and split (tools/device/sweep_calib.sh
+writes them), several seeds. Each (seed, index) is one shape with its
+epilogue; each PASS row one measured candidate (configuration, split).
+
+The rule is runtime/gemm_plan.c's rule_cost(), in Python with the same
+integer arithmetic: for every candidate (whole-tile configurations with split
+1; split-K configurations with S = 2, 4, 8 up to the k-blocks)
+
+    cost = waves * BM * BN * work * 100 // weight
+    waves = ceil(ceil(M/BM) * ceil(N/BN) * S / SMs)
+    work  = ceil(ceil(K/BK) / S) + (S > 1) * split_cost
+            + tile_kb + c_kb * (C read) + f32_kb * (f32 output)
+
+and the least cost wins (first in table order on a tie). split_cost and the
+weights are the C constants; tile_kb, c_kb and f32_kb are extra terms (0 in
+the C rule today): a fixed cost per tile (small K), the C load, the wider
+store. The current constants are read from runtime/gemm_plan.c and
+kernels_ptx/gemm_abi.h, so the "current" rule is the compiled one.
+
+Reports, separately for the fit seeds and the check seeds: how often the rule
+picks the fastest measured candidate, the geometric-mean loss
+(time of its pick / time of the per-shape best) and the worst loss; then
+searches the constants (integer coordinate descent from the current ones,
+plus seeded restarts) for the least geometric-mean loss on the fit seeds only,
+and reports the fitted rule on both.
+
+usage: tools/fit_rule.py --fit-seeds 1,2 --check-seeds 3,4 CSV... [--no-extra] [--json]
+       tools/fit_rule.py --choose < "M N K SMS" lines   (the current rule's choices)
+       tools/fit_rule.py --list-configs                 (name and whether it splits K)
+"""
+import argparse
+import csv
+import glob
+import json
+import math
+import os
+import random
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def read_rule(plan_c=None, abi_h=None):
+    """The compiled rule: {'configs': [...], 'split_cost': int, 'max_split': int, 'extra': {...}}."""
+    plan_c = plan_c or os.path.join(ROOT, "runtime", "gemm_plan.c")
+    abi_h = abi_h or os.path.join(ROOT, "kernels_ptx", "gemm_abi.h")
+    with open(plan_c) as f:
+        plan = f.read()
+    with open(abi_h) as f:
+        abi = f.read()
+
+    def define(text, name):
+        m = re.search(r"#define\s+" + name + r"\s+(\d+)u?\b", text)
+        if not m:
+            raise ValueError(f"cannot find #define {name}")
+        return int(m.group(1))
+
+    bk = define(abi, "BC_SM90_BK")
+    cfgs = []
+    for nm, w, macro in re.findall(r'BC__APPLY\(SM90_CONFIG,\s*"([^"]+)",\s*\w+,\s*(\d+),\s*(\w+)\)', plan):
+        m = re.search(r"#define\s+" + macro + r"\s+(\d+),\s*(\d+),\s*(\d+),\s*(\d+)", abi)
+        if not m:
+            raise ValueError(f"cannot find #define {macro} in {abi_h}")
+        cons, bn, _stages, ks = (int(x) for x in m.groups())
+        cfgs.append({"name": "sm90_" + nm, "bm": 64 * cons, "bn": bn, "bk": bk, "weight": int(w), "split": bool(ks)})
+    if not cfgs:
+        raise ValueError(f"no SM90_CONFIG entries in {plan_c}")
+    return {"configs": cfgs, "split_cost": define(plan, "BC_SPLIT_COST_KB"), "max_split": define(plan, "BC_MAX_SPLIT_K"),
+            "bk": bk, "extra": {"tile_kb": 0, "c_kb": 0, "f32_kb": 0}}
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def split_options(cfg, k, rule):
+    """Splits the rule considers (desc.split_k = 0): 1 for whole tiles, 2, 4, 8 up to the k-blocks for split-K."""
+    kb = cdiv(k, rule["bk"])
+    if not cfg["split"]:
+        return [1]
+    out, s = [], 2
+    while s <= rule["max_split"] and s <= kb:
+        out.append(s)
+        s *= 2
+    return out
+
+
+def rule_cost(cfg, s, m, n, k, sms, rule, weight=None, c_read=False, f32=False):
+    ctas = cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) * s
+    waves = cdiv(ctas, sms)
+    kb = cdiv(k, cfg["bk"])
+    ex = rule["extra"]
+    work = cdiv(kb, s) + (rule["split_cost"] if s > 1 else 0) + ex["tile_kb"] + (ex["c_kb"] if c_read else 0) + \
+        (ex["f32_kb"] if f32 else 0)
+    return waves * cfg["bm"] * cfg["bn"] * work * 100 // (weight if weight is not None else cfg["weight"])
+
+
+def candidates(m, n, k, rule):
+    return [(cfg, s) for cfg in rule["configs"] for s in split_options(cfg, k, rule)]
+
+
+def choose(m, n, k, sms, rule, c_read=False, f32=False):
+    """(config name, split): the least cost, the first one on a tie (gemm_plan.c, choose_config)."""
+    best = None
+    for cfg, s in candidates(m, n, k, rule):
+        cost = rule_cost(cfg, s, m, n, k, sms, rule, c_read=c_read, f32=f32)
+        if best is None or cost < best[0]:
+            best = (cost, cfg["name"], s)
+    return best[1], best[2]
+
+
+# ---------------------------------------------------------------- data
+
+EPI_C_READ = {"c", "c_alias"}
+
+
+def load(paths, default_sms):
+    """{(seed, index): shape dict with 'times': {(config, split): us}} from the CSVs; PASS rows only."""
+    shapes, logs = {}, {}
+    for path in paths:
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                if not r.get("seed"):
+                    continue
+                key = (int(r["seed"]), int(r["index"]))
+                sh = shapes.setdefault(key, {
+                    "seed": key[0], "index": key[1], "m": int(r["m"]), "n": int(r["n"]), "k": int(r["k"]),
+                    "epilogue": r["epilogue"], "out": r["out"],
+                    "sms": int(r["sm_count"]) if r.get("sm_count") else default_sms, "times": {}})
+                if (sh["m"], sh["n"], sh["k"], sh["epilogue"]) != (int(r["m"]), int(r["n"]), int(r["k"]), r["epilogue"]):
+                    raise ValueError(f"{path}: seed {key[0]} index {key[1]} is a different shape than in another file "
+                                     "(files from different generators or options?)")
+                if r["status"] != "PASS" or not r["median_us"]:
+                    continue
+                logs.setdefault((key, r["config"], int(r["split"])), []).append(math.log(float(r["median_us"])))
+    for (key, cfg, s), ls in logs.items():  # a split forced above the k-blocks repeats a smaller one: geometric mean
+        shapes[key]["times"][(cfg, s)] = math.exp(sum(ls) / len(ls))
+    return shapes
+
+
+# ---------------------------------------------------------------- evaluation
+
+def prepare(shapes, rule):
+    """Per shape: its rule candidates with measured times and the precomputed cost factors."""
+    prepared = []
+    for sh in shapes:
+        m, n, k = sh["m"], sh["n"], sh["k"]
+        cands = []
+        for cfg, s in candidates(m, n, k, rule):
+            t = sh["times"].get((cfg["name"], s))
+            ctas = cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) * s
+            cands.append({"cfg": cfg["name"], "s": s, "t": t, "area_waves": cdiv(ctas, sh["sms"]) * cfg["bm"] * cfg["bn"],
+                          "kb": cdiv(cdiv(k, cfg["bk"]), s)})
+        measured = [c["t"] for c in cands if c["t"] is not None]
+        if not measured:
+            continue
+        prepared.append({"shape": sh, "cands": cands, "best": min(measured), "worst": max(measured),
+                         "c_read": sh["epilogue"] in EPI_C_READ, "f32": sh["out"] == "f32"})
+    return prepared
+
+
+def pick(p, params):
+    w, sc, tk, ck, fk = params["weights"], params["split_cost"], params["tile_kb"], params["c_kb"], params["f32_kb"]
+    extra = tk + (ck if p["c_read"] else 0) + (fk if p["f32"] else 0)
+    best = None
+    for c in p["cands"]:
+        work = c["kb"] + (sc if c["s"] > 1 else 0) + extra
+        cost = c["area_waves"] * work * 100 // w[c["cfg"]]
+        if best is None or cost < best[0]:
+            best = (cost, c)
+    return best[1]
+
+
+def evaluate(prepared, params):
+    """{'n', 'hits', 'unmeasured', 'geo_loss', 'worst': (loss, prepared item, pick), 'losses': [...]}."""
+    total, hits, unmeasured, worst, losses = 0.0, 0, 0, None, []
+    for p in prepared:
+        c = pick(p, params)
+        if c["t"] is None:  # the rule picks a candidate that has no time: count it as the slowest measured one
+            unmeasured += 1
+            loss = p["worst"] / p["best"]
+        else:
+            loss = c["t"] / p["best"]
+            hits += c["t"] == p["best"]
+        total += math.log(loss)
+        losses.append((loss, p, c))
+        if worst is None or loss > worst[0]:
+            worst = (loss, p, c)
+    n = len(prepared)
+    return {"n": n, "hits": hits, "unmeasured": unmeasured, "geo_loss": math.exp(total / n) if n else float("nan"),
+            "worst": worst, "losses": losses}
+
+
+def params_of(rule):
+    return {"weights": {c["name"]: c["weight"] for c in rule["configs"]}, "split_cost": rule["split_cost"],
+            **rule["extra"]}
+
+
+def objective(prepared, params):
+    return evaluate(prepared, params)["geo_loss"]
+
+
+def fit(prepared, start, rule, extra_terms=True, restarts=4, rounds=30, seed=12345):
+    """Integer coordinate descent on the geometric-mean loss, from `start` and from seeded random restarts.
+    The first configuration's weight stays fixed (weights are relative)."""
+    names = [c["name"] for c in rule["configs"]]
+    keys = [("weights", nm) for nm in names[1:]] + [("split_cost", None)]
+    if extra_terms:
+        keys += [("tile_kb", None), ("c_kb", None), ("f32_kb", None)]
+    bounds = {"weights": (1, 400), "split_cost": (0, 400), "tile_kb": (0, 128), "c_kb": (0, 128), "f32_kb": (0, 128)}
+    steps = [-64, -32, -16, -8, -4, -2, -1, 1, 2, 4, 8, 16, 32, 64]
+
+    def get(p, key):
+        return p[key[0]][key[1]] if key[1] else p[key[0]]
+
+    def with_value(p, key, v):
+        q = {"weights": dict(p["weights"]), **{k: p[k] for k in p if k != "weights"}}
+        if key[1]:
+            q["weights"][key[1]] = v
+        else:
+            q[key[0]] = v
+        return q
+
+    def descend(p):
+        cur = objective(prepared, p)
+        for _ in range(rounds):
+            improved = False
+            for key in keys:
+                lo, hi = bounds[key[0]]
+                base = get(p, key)
+                for st in steps:
+                    v = base + st
+                    if not lo <= v <= hi:
+                        continue
+                    q = with_value(p, key, v)
+                    val = objective(prepared, q)
+                    if val < cur - 1e-12:
+                        p, cur, improved = q, val, True
+                        base = v
+            if not improved:
+                break
+        return p, cur
+
+    rng = random.Random(seed)
+    best_p, best_v = descend(start)
+    for _ in range(restarts):
+        p = start
+        for key in keys:
+            lo, hi = bounds[key[0]]
+            p = with_value(p, key, max(lo, min(hi, int(get(start, key) * rng.uniform(0.5, 1.5)) + rng.randint(-4, 4))))
+        q, v = descend(p)
+        if v < best_v - 1e-12:
+            best_p, best_v = q, v
+    return best_p
+
+
+# ---------------------------------------------------------------- report
+
+def shape_name(p):
+    sh = p["shape"]
+    return f"{sh['m']}x{sh['n']}x{sh['k']} {sh['epilogue']} (seed {sh['seed']} #{sh['index']})"
+
+
+def summary_line(label, ev):
+    if not ev["n"]:
+        return f"{label:<30} no shapes"
+    wl, wp, wc = ev["worst"]
+    return (f"{label:<30} {ev['n']:4d} shapes  picks the fastest {100.0 * ev['hits'] / ev['n']:5.1f}%  "
+            f"geomean loss {ev['geo_loss']:.4f}  worst {wl:.3f} at {shape_name(wp)}: picks {wc['cfg']}/{wc['s']}"
+            + (f"  ({ev['unmeasured']} picks without a time)" if ev["unmeasured"] else ""))
+
+
+def describe(params, names):
+    w = ", ".join(f"{nm} {params['weights'][nm]}" for nm in names)
+    return (f"weights: {w}; split_cost {params['split_cost']} k-blocks; tile_kb {params['tile_kb']}; "
+            f"c_kb {params['c_kb']}; f32_kb {params['f32_kb']}")
+
+
+def parse_seeds(text):
+    try:
+        seeds = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad seed list '{text}'")
+    if not seeds:
+        raise argparse.ArgumentTypeError("empty seed list")
+    return seeds
+
+
+def run_choose(rule):
+    for line in sys.stdin:
+        f = line.split()
+        if len(f) < 4:
+            continue
+        m, n, k, sms = (int(x) for x in f[:4])
+        cfg, s = choose(m, n, k, sms, rule)
+        print(f"{m} {n} {k} {sms} {cfg} {s}")
+    return 0
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("csv", nargs="*", help="CSV files or globs")
+    ap.add_argument("--fit-seeds", type=parse_seeds)
+    ap.add_argument("--check-seeds", type=parse_seeds)
+    ap.add_argument("--sms", type=int, default=132, help="SM count when a CSV lacks the sm_count column")
+    ap.add_argument("--no-extra", action="store_true", help="fit only the C rule's constants (weights, split cost)")
+    ap.add_argument("--restarts", type=int, default=4)
+    ap.add_argument("--worst", type=int, default=10, help="check-seed shapes listed with the largest loss")
+    ap.add_argument("--plan", default=None, help="gemm_plan.c to read the current rule from")
+    ap.add_argument("--abi", default=None, help="gemm_abi.h to read the tile shapes from")
+    ap.add_argument("--choose", action="store_true", help="print the current rule's choice for 'M N K SMS' lines")
+    ap.add_argument("--list-configs", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    rule = read_rule(args.plan, args.abi)
+    if args.choose:
+        return run_choose(rule)
+    if args.list_configs:
+        for c in rule["configs"]:
+            print(c["name"], 1 if c["split"] else 0)
+        return 0
+    if not args.fit_seeds or not args.check_seeds:
+        ap.error("--fit-seeds and --check-seeds are required")
+    if set(args.fit_seeds) & set(args.check_seeds):
+        ap.error("a seed cannot be both a fit seed and a check seed")
+    paths = sorted({p for pat in args.csv for p in (glob.glob(pat) or [pat])})
+    if not paths:
+        ap.error("no CSV files")
+    shapes = load(paths, args.sms)
+    by_seed = {}
+    for sh in shapes.values():
+        by_seed.setdefault(sh["seed"], []).append(sh)
+    missing = [s for s in args.fit_seeds + args.check_seeds if s not in by_seed]
+    if missing:
+        print(f"fit_rule: no rows for seed(s) {missing} in {len(paths)} files", file=sys.stderr)
+        return 1
+    fit_set = prepare([sh for s in args.fit_seeds for sh in by_seed[s]], rule)
+    check_set = prepare([sh for s in args.check_seeds for sh in by_seed[s]], rule)
+    names = [c["name"] for c in rule["configs"]]
+    current = params_of(rule)
+    fitted = fit(fit_set, current, rule, extra_terms=not args.no_extra, restarts=args.restarts)
+    res = {label: evaluate(data, p) for label, data, p in
+           (("current fit", fit_set, current), ("current check", check_set, current),
+            ("fitted fit", fit_set, fitted), ("fitted check", check_set, fitted))}
+    cands = sum(sum(c["t"] is not None for c in p["cands"]) for p in fit_set + check_set)
+    if args.json:
+        out = {"files": paths, "fit_seeds": args.fit_seeds, "check_seeds": args.check_seeds,
+               "current": current, "fitted": fitted,
+               "results": {k: {"n": v["n"], "hits": v["hits"], "unmeasured": v["unmeasured"],
+                               "geo_loss": v["geo_loss"], "worst_loss": v["worst"][0] if v["worst"] else None}
+                           for k, v in res.items()}}
+        print(json.dumps(out))
+        return 0
+    print(f"fit_rule: {len(paths)} files; fit seeds {args.fit_seeds} ({len(fit_set)} shapes), check seeds "
+          f"{args.check_seeds} ({len(check_set)} shapes); {cands / max(1, len(fit_set) + len(check_set)):.1f} "
+          "measured candidates per shape")
+    print("loss = time of the rule's pick / time of the fastest measured candidate of the shape")
+    print(f"current rule (gemm_plan.c): {describe(current, names)}")
+    print(summary_line("  current, fit seeds", res["current fit"]))
+    print(summary_line("  current, check seeds", res["current check"]))
+    print(f"fitted rule (fit seeds only): {describe(fitted, names)}")
+    print(summary_line("  fitted, fit seeds", res["fitted fit"]))
+    print(summary_line("  fitted, check seeds", res["fitted check"]))
+    worst = sorted(res["fitted check"]["losses"], key=lambda x: -x[0])[:args.worst]
+    if worst:
+        print(f"largest losses of the fitted rule on the check seeds:")
+        for loss, p, c in worst:
+            fastest = min((x for x in p["cands"] if x["t"] is not None), key=lambda x: x["t"])
+            print(f"  {loss:6.3f}  {shape_name(p)}: picks {c['cfg']}/{c['s']} "
+                  f"({'-' if c['t'] is None else format(c['t'], '.2f')} us), fastest {fastest['cfg']}/{fastest['s']} "
+                  f"({fastest['t']:.2f} us)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

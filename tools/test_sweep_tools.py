@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""Unit tests of the sweep tools that need no GPU: the Python generator
+(tools/sweep.py), the rule fitter (tools/fit_rule.py) on synthetic timings
+with hand-computed answers, and the sweep comparison (tools/sweep_compare.py)
+on synthetic results. Run from anywhere: python3 tools/test_sweep_tools.py.
+(tests/unit/test_cli_sweep.c runs it, and checks the generator and the rule
+against the C side.)"""
+import argparse
+import contextlib
+import csv
+import io
+import math
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fit_rule  # noqa: E402
+import sweep  # noqa: E402
+import sweep_compare  # noqa: E402
+
+PLAN_C = '''
+#define BC_MAX_SPLIT_K 8u
+#define BC_SPLIT_COST_KB 3u
+static const bc__gemm_config sm90_configs[] = {
+    BC__APPLY(SM90_CONFIG, "big", BC_K_BIG, 100, BC_SM90_CFG_BIG),
+    BC__APPLY(SM90_CONFIG, "bigs", BC_K_BIGS, 100, BC_SM90_CFG_BIGS),
+    BC__APPLY(SM90_CONFIG, "small", BC_K_SMALL, 50, BC_SM90_CFG_SMALL),
+};
+'''
+ABI_H = '''
+#define BC_SM90_BK 64
+#define BC_SM90_CFG_BIG 2, 128, 4, 0
+#define BC_SM90_CFG_BIGS 2, 128, 4, 1
+#define BC_SM90_CFG_SMALL 1, 64, 8, 0
+'''
+
+
+def synthetic_rule():
+    d = tempfile.mkdtemp()
+    plan, abi = os.path.join(d, "gemm_plan.c"), os.path.join(d, "gemm_abi.h")
+    for path, text in ((plan, PLAN_C), (abi, ABI_H)):
+        with open(path, "w") as f:
+            f.write(text)
+    return fit_rule.read_rule(plan, abi)
+
+
+class Generator(unittest.TestCase):
+    def test_logu_range_and_determinism(self):
+        rng = sweep.SplitMix64(5)
+        vals = [sweep.logu(rng, 8, 16384) for _ in range(2000)]
+        self.assertTrue(all(8 <= v <= 16384 for v in vals))
+        rng2 = sweep.SplitMix64(5)
+        self.assertEqual(vals, [sweep.logu(rng2, 8, 16384) for _ in range(2000)])
+
+    def test_splitmix_vector(self):
+        self.assertEqual(sweep.SplitMix64(0).next(), 0xE220A8397B1DCDAF)
+
+    def test_draw(self):
+        items = sweep.draw(300, 9, 1 << 24, 0.5)
+        self.assertEqual(items, sweep.draw(300, 9, 1 << 24, 0.5))
+        for m, n, k, tag in items:
+            self.assertTrue(1 <= m <= 16384 and 1 <= n <= 16384 and 8 <= k <= 16384 and k % 8 == 0)
+            sb = sweep.set_bytes(m, n, k, tag)
+            self.assertLessEqual(sb * sweep.bench_sets(sb), 1 << 24)
+        self.assertEqual({t for *_, t in sweep.draw(50, 1, epi_fraction=0.0)}, {"plain"})
+
+    def test_floor(self):
+        fl, bound = sweep.floor_us(4096, 4096, 4096, "plain")
+        self.assertAlmostEqual(fl, 171.80, places=2)
+        self.assertEqual(bound, "compute")
+        fl, bound = sweep.floor_us(16, 4096, 4096, "c")  # 33947648 B / 3.02e12
+        self.assertAlmostEqual(fl, 11.2409, places=3)
+        self.assertEqual(bound, "memory")
+
+    def test_bad_arguments(self):
+        for argv in (["--count", "0", "--seed", "1"], ["--count", "5"], ["--count", "5", "--seed", "1", "--mem-cap",
+                                                                           "100"],
+                     ["--count", "5", "--seed", "1", "--epilogue-fraction", "2"]):
+            ap = argparse.ArgumentParser()
+            sweep.add_arguments(ap)
+            with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+                sweep.check_arguments(ap, ap.parse_args(argv))
+
+
+class Rule(unittest.TestCase):
+    def test_read(self):
+        r = synthetic_rule()
+        self.assertEqual([(c["name"], c["bm"], c["bn"], c["weight"], c["split"]) for c in r["configs"]],
+                         [("sm90_big", 128, 128, 100, False), ("sm90_bigs", 128, 128, 100, True),
+                          ("sm90_small", 64, 64, 50, False)])
+        self.assertEqual((r["split_cost"], r["max_split"], r["bk"]), (3, 8, 64))
+        real = fit_rule.read_rule()  # the compiled rule parses too
+        self.assertTrue(real["configs"] and all(c["name"].startswith("sm90_") for c in real["configs"]))
+
+    def test_choose_by_hand(self):
+        r = synthetic_rule()
+        # 128x128x64 on 4 SMs: big 1 CTA, 1 k-block: 128*128*1*100/100 = 16384; bigs has no split (1 k-block);
+        # small 4 CTAs, one wave: 64*64*1*100/50 = 8192 -> small
+        self.assertEqual(fit_rule.choose(128, 128, 64, 4, r), ("sm90_small", 1))
+        # 128x128x4096 on 4 SMs (64 k-blocks): big 16384*64 = 1048576; bigs S=2: 1 wave, work 32+3 -> 573440,
+        # S=4: 1 wave, 16+3 -> 311296, S=8: 2 waves, 8+3 -> 360448; small 8192*64 = 524288 -> bigs/4
+        self.assertEqual(fit_rule.choose(128, 128, 4096, 4, r), ("sm90_bigs", 4))
+        self.assertEqual(fit_rule.rule_cost(r["configs"][1], 8, 128, 128, 4096, 4, r), 360448)
+
+    def _csv(self, d, name, rows):
+        path = os.path.join(d, name)
+        keys = ["seed", "index", "m", "n", "k", "epilogue", "out", "config", "split", "status", "median_us",
+                "sm_count"]
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=keys)
+            w.writeheader()
+            for r in rows:
+                w.writerow(dict(zip(keys, r)))
+        return path
+
+    def test_load_and_evaluate_by_hand(self):
+        r = synthetic_rule()
+        d = tempfile.mkdtemp()
+        # shape A (seed 1 #0) 128x128x64 on 4 SMs: the rule picks small (see above); big is faster: loss 2
+        # shape B (seed 1 #1) 128x128x4096: the rule picks bigs/4; bigs/4 measured twice (4 and 8 asked -> 4):
+        # geometric mean of 9 and 16 = 12; big 10 us is the fastest: loss 1.2
+        paths = [self._csv(d, "a.csv", [
+            (1, 0, 128, 128, 64, "plain", "bf16", "sm90_big", 1, "PASS", 5.0, 4),
+            (1, 0, 128, 128, 64, "plain", "bf16", "sm90_small", 1, "PASS", 10.0, 4),
+            (1, 0, 128, 128, 64, "plain", "bf16", "sm90_bigs", 2, "SKIP", "", 4),
+            (1, 1, 128, 128, 4096, "c", "bf16", "sm90_big", 1, "PASS", 10.0, 4),
+            (1, 1, 128, 128, 4096, "c", "bf16", "sm90_bigs", 4, "PASS", 9.0, 4),
+            (1, 1, 128, 128, 4096, "c", "bf16", "sm90_bigs", 4, "PASS", 16.0, 4),
+            (1, 1, 128, 128, 4096, "c", "bf16", "sm90_small", 1, "PASS", 30.0, 4)])]
+        shapes = fit_rule.load(paths, 132)
+        self.assertAlmostEqual(shapes[(1, 1)]["times"][("sm90_bigs", 4)], 12.0)
+        self.assertNotIn(("sm90_bigs", 2), shapes[(1, 0)]["times"])
+        prep = fit_rule.prepare(list(shapes.values()), r)
+        ev = fit_rule.evaluate(prep, fit_rule.params_of(r))
+        self.assertEqual((ev["n"], ev["hits"], ev["unmeasured"]), (2, 0, 0))
+        self.assertAlmostEqual(ev["geo_loss"], math.sqrt(2.0 * 1.2))
+        self.assertAlmostEqual(ev["worst"][0], 2.0)
+        # small's weight 20 instead of 50: 64*64*1*100/20 = 20480 > 16384, A moves to big (loss 1)
+        p = fit_rule.params_of(r)
+        p["weights"]["sm90_small"] = 20
+        self.assertEqual(fit_rule.pick(prep[0], p)["cfg"], "sm90_big")
+        # a C-read term of 100 k-blocks: B's bigs/4 costs 16384*(16+3+100) = 1949696, big 16384*(64+100) =
+        # 2686976, small (4 CTAs, one wave) 4096*(64+100)*100/20 = 3358720: still bigs/4
+        p["c_kb"] = 100
+        self.assertEqual((fit_rule.pick(prep[1], p)["cfg"], fit_rule.pick(prep[1], p)["s"]), ("sm90_bigs", 4))
+
+    def test_fit_recovers_hidden_weights(self):
+        # times drawn from the rule's own model with other weights: the fit must reach loss 1 on held-out shapes
+        r = synthetic_rule()
+        truth = fit_rule.params_of(r)
+        truth["weights"] = {"sm90_big": 100, "sm90_bigs": 70, "sm90_small": 20}
+        truth["split_cost"] = 10
+        shapes = []
+        for i, (m, n, k, _tag) in enumerate(sweep.draw(240, 77, 1 << 30, 0.0)):
+            sh = {"seed": 1 + i % 2, "index": i, "m": m, "n": n, "k": k, "epilogue": "plain", "out": "bf16",
+                  "sms": 8, "times": {}}
+            for cfg, s in fit_rule.candidates(m, n, k, r):
+                cost = fit_rule.rule_cost(cfg, s, m, n, k, 8, {**r, "split_cost": truth["split_cost"]},
+                                          weight=truth["weights"][cfg["name"]])
+                sh["times"][(cfg["name"], s)] = 1.0 + cost * (1.0 + 1e-9 * (hash((i, cfg["name"], s)) % 7))
+            shapes.append(sh)
+        fit_set = fit_rule.prepare([s for s in shapes if s["seed"] == 1], r)
+        check_set = fit_rule.prepare([s for s in shapes if s["seed"] == 2], r)
+        start = fit_rule.params_of(r)
+        before = fit_rule.evaluate(check_set, start)["geo_loss"]
+        fitted = fit_rule.fit(fit_set, start, r, extra_terms=False, restarts=2)
+        after = fit_rule.evaluate(check_set, fitted)["geo_loss"]
+        self.assertGreater(before, 1.01)
+        self.assertLess(after, 1.0 + (before - 1.0) * 0.2)
+
+    def test_cli(self):
+        d = tempfile.mkdtemp()
+        rows = []
+        for seed in (1, 2):
+            for i, (m, n, k, tag) in enumerate(sweep.draw(20, seed, 1 << 26, 0.5)):
+                for cfg in ("sm90_128x256", "sm90_128x128", "sm90_128x64", "sm90_64x32"):
+                    rows.append((seed, i, m, n, k, tag, "bf16", cfg, 1, "PASS", 1.0 + (m * n * k) % 97, 132))
+        path = self._csv(d, "c.csv", rows)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = fit_rule.main(["--fit-seeds", "1", "--check-seeds", "2", "--restarts", "0", path])
+        self.assertEqual(rc, 0)
+        text = out.getvalue()
+        for want in ("fit seeds [1] (20 shapes), check seeds [2] (20 shapes)", "current, check seeds",
+                     "fitted rule (fit seeds only): weights: sm90_128x256 100,", "fitted, check seeds"):
+            self.assertIn(want, text)
+        with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+            fit_rule.main(["--fit-seeds", "1", "--check-seeds", "1", path])
+
+
+class Compare(unittest.TestCase):
+    def setUp(self):
+        self.items = [(64, 64, 64, "plain"), (128, 256, 512, "bias"), (4096, 4096, 4096, "c"), (16, 16, 16, "f32_out")]
+        self.ours = {"rows": [
+            {"index": 0, "m": 64, "n": 64, "k": 64, "epilogue": "plain", "status": "PASS", "median_us": 2.0,
+             "config": "sm90_64x32", "split_k": 1},
+            {"index": 1, "m": 128, "n": 256, "k": 512, "epilogue": "bias", "status": "PASS", "median_us": 4.0,
+             "config": "sm90_128x64", "split_k": 1},
+            {"index": 2, "m": 4096, "n": 4096, "k": 4096, "epilogue": "c", "status": "PASS", "median_us": 200.0,
+             "config": "sm90_128x256", "split_k": 1},
+            {"index": 3, "m": 16, "n": 16, "k": 16, "epilogue": "f32_out", "status": "FAIL", "median_us": None,
+             "config": "sm90_64x32", "split_k": 1}]}
+        self.cublas = {"rows": [
+            {"index": i, "m": m, "n": n, "k": k, "epilogue": t, "median_us": us, "what": "x", "kernels": 1}
+            for i, ((m, n, k, t), us) in enumerate(zip(self.items, (3.0, 2.0, 220.0, 1.0)))]}
+
+    def test_rows_and_summary_by_hand(self):
+        rows = sweep_compare.build_rows(self.items, self.ours, self.cublas, 800e12, 3.02e12)
+        self.assertEqual([r["ratio"] for r in rows], [1.5, 0.5, 1.1, None])
+        self.assertAlmostEqual(rows[2]["ours_pct_floor"], 100.0 * 171.798691 / 200.0, places=3)
+        s = sweep_compare.summarize(rows)
+        self.assertEqual(s["n"], 3)
+        self.assertAlmostEqual(s["geomean"], (1.5 * 0.5 * 1.1) ** (1 / 3))
+        self.assertEqual(s["worst"], 0.5)
+        self.assertEqual(s["worst_shape"], "#1 128x256x512 bias")
+        self.assertEqual([r["index"] for r in s["ten_worst"]], [1, 2, 0])
+        self.assertEqual(s["failed"], ["#3 16x16x16 f32_out"])
+        self.assertFalse(s["targets_met"])
+        labels = {g["label"]: g for g in s["groups"]}
+        self.assertEqual(labels["bias"]["n"], 1)
+        self.assertAlmostEqual(labels["beta*C (c, c_alias)"]["geomean"], 1.1)
+        for markdown in (False, True):
+            text = sweep_compare.render(rows, s, "header", {"plain": "torch.mm"}, {"plain": 1}, markdown)
+            self.assertIn("geometric mean 0.938 over 3 of 4 shapes, worst 0.500 at #1 128x256x512 bias", text)
+            self.assertIn("torch.mm", text)
+            self.assertIn("sm90_128x64/1", text)
+
+    def test_bench_compare_glue(self):
+        import bench_compare
+        items = sweep.draw(6, 3, 1 << 26, 1.0)
+        seen = []
+
+        def fake_run(cmd, what):
+            seen.append((what, cmd))
+            rows = [{"index": i, "m": m, "n": n, "k": k, "epilogue": t, "median_us": 10.0 + i,
+                     "status": "PASS", "config": "sm90_128x64", "split_k": 1, "what": "call", "kernels": 1}
+                    for i, (m, n, k, t) in enumerate(items)]
+            return 0, {"device": "Fake", "rows": rows, "ops": {"c": "torch.addmm"}, "kernels": {"c": 2}}
+
+        real = bench_compare.run_json
+        bench_compare.run_json = fake_run
+        try:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                rc = bench_compare.main(["--sweep", "6", "--seed", "3", "--mem-cap", str(1 << 26),
+                                         "--epilogue-fraction", "1", "--replays", "5", "--order", "cublas-first"])
+        finally:
+            bench_compare.run_json = real
+        self.assertEqual(rc, 0)
+        self.assertEqual([w for w, _ in seen], ["cublas", "barecuda"])
+        ours_cmd = dict(seen)["barecuda"]
+        self.assertEqual(ours_cmd[1:], ["bench", "--json", "--replays", "5", "--sweep", "6", "--seed", "3", "--mem-cap",
+                                        str(1 << 26), "--epilogue-fraction", "1.0"])
+        self.assertIn("--replays", dict(seen)["cublas"])
+        self.assertIn("geometric mean 1.000 over 6 of 6 shapes", out.getvalue())
+        self.assertIn("torch.addmm", out.getvalue())
+        for argv in (["--sweep", "6"], ["--sweep", "6", "--seed", "1", "--shapes", "1x1x8"], ["--seed", "4"]):
+            with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+                bench_compare.main(argv)
+
+    def test_list_mismatch(self):
+        self.assertEqual(sweep_compare.check_lists(self.items, self.ours, self.cublas), [])
+        bad = {"rows": [dict(self.cublas["rows"][0], m=65)]}
+        self.assertEqual(len(sweep_compare.check_lists(self.items, self.ours, bad)), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
