@@ -63,11 +63,14 @@ def read_rule(plan_c=None, abi_h=None):
     bk = define(abi, "BC_SM90_BK")
     cfgs = []
     for nm, w, macro in re.findall(r'BC__APPLY\(SM90_CONFIG,\s*"([^"]+)",\s*\w+,\s*(\d+),\s*(\w+)\)', plan):
-        m = re.search(r"#define\s+" + macro + r"\s+(\d+),\s*(\d+),\s*(\d+),\s*(\d+)", abi)
+        m = re.search(r"#define\s+" + macro + r"\s+(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+)", abi)
         if not m:
             raise ValueError(f"cannot find #define {macro} in {abi_h}")
-        cons, bn, _stages, ks = (int(x) for x in m.groups())
-        cfgs.append({"name": "sm90_" + nm, "bm": 64 * cons, "bn": bn, "bk": bk, "weight": int(w), "split": bool(ks)})
+        cons, bn, _stages, ks, ar = (int(x) for x in m.groups())
+        # A stages of fewer rows than the tile: a skinny-M configuration (gemm_plan.c: max_m)
+        max_m = ar if ar < 64 * cons else 0
+        cfgs.append({"name": "sm90_" + nm, "bm": 64 * cons, "bn": bn, "bk": bk, "weight": int(w), "split": bool(ks),
+                     "max_m": max_m})
     if not cfgs:
         raise ValueError(f"no SM90_CONFIG entries in {plan_c}")
     return {"configs": cfgs, "split_cost": define(plan, "BC_SPLIT_COST_KB"), "max_split": define(plan, "BC_MAX_SPLIT_K"),
@@ -101,14 +104,17 @@ def rule_cost(cfg, s, m, n, k, sms, rule, weight=None, c_read=False, f32=False):
 
 
 def candidates(m, n, k, rule):
-    return [(cfg, s) for cfg in rule["configs"] for s in split_options(cfg, k, rule)]
+    """Configurations the rule weighs: a skinny-M one only within its M range."""
+    return [(cfg, s) for cfg in rule["configs"] if not cfg.get("max_m") or m <= cfg["max_m"]
+            for s in split_options(cfg, k, rule)]
 
 
 def choose(m, n, k, sms, rule, c_read=False, f32=False):
-    """(config name, split): the least cost, the first one on a tie (gemm_plan.c, choose_config)."""
+    """(config name, split): the least cost, the first one on a tie (gemm_plan.c, choose_config); a skinny-M
+    configuration that fits costs 0 (it wins outright)."""
     best = None
     for cfg, s in candidates(m, n, k, rule):
-        cost = rule_cost(cfg, s, m, n, k, sms, rule, c_read=c_read, f32=f32)
+        cost = 0 if cfg.get("max_m") else rule_cost(cfg, s, m, n, k, sms, rule, c_read=c_read, f32=f32)
         if best is None or cost < best[0]:
             best = (cost, cfg["name"], s)
     return best[1], best[2]
@@ -155,7 +161,7 @@ def prepare(shapes, rule):
             t = sh["times"].get((cfg["name"], s))
             ctas = cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) * s
             cands.append({"cfg": cfg["name"], "s": s, "t": t, "area_waves": cdiv(ctas, sh["sms"]) * cfg["bm"] * cfg["bn"],
-                          "kb": cdiv(cdiv(k, cfg["bk"]), s)})
+                          "kb": cdiv(cdiv(k, cfg["bk"]), s), "outright": bool(cfg.get("max_m"))})
         measured = [c["t"] for c in cands if c["t"] is not None]
         if not measured:
             continue
@@ -170,7 +176,7 @@ def pick(p, params):
     best = None
     for c in p["cands"]:
         work = c["kb"] + (sc if c["s"] > 1 else 0) + extra
-        cost = c["area_waves"] * work * 100 // w[c["cfg"]]
+        cost = 0 if c.get("outright") else c["area_waves"] * work * 100 // w[c["cfg"]]
         if best is None or cost < best[0]:
             best = (cost, c)
     return best[1]

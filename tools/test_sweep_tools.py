@@ -31,9 +31,9 @@ static const bc__gemm_config sm90_configs[] = {
 '''
 ABI_H = '''
 #define BC_SM90_BK 64
-#define BC_SM90_CFG_BIG 2, 128, 4, 0
-#define BC_SM90_CFG_BIGS 2, 128, 4, 1
-#define BC_SM90_CFG_SMALL 1, 64, 8, 0
+#define BC_SM90_CFG_BIG 2, 128, 4, 0, 128
+#define BC_SM90_CFG_BIGS 2, 128, 4, 1, 128
+#define BC_SM90_CFG_SMALL 1, 64, 8, 0, 64
 '''
 
 
