@@ -39,6 +39,7 @@
 #include "ptx/sreg.h"
 #include "ptx/tma.h"
 #include "ptx/wgmma.h"
+#include "ring.h"
 #include "splitk.h"
 #include "tile_sched.h"
 
@@ -62,7 +63,7 @@ typedef struct sm90_shape {
  * split-K CTA reuses the stages for its partial once its loads are done. */
 BC_DEVICE uint32_t sm90_stage(sm90_shape g, uint32_t base, uint32_t s)
 {
-    return base + s * BC_SM90_STAGE_BYTES(g.cons, g.bn);
+    return bc_ring_addr(base, s, BC_SM90_STAGE_BYTES(g.cons, g.bn));
 }
 BC_DEVICE uint32_t sm90_epi_buf(sm90_shape g, uint32_t base, uint32_t c)
 {
@@ -100,10 +101,7 @@ BC_DEVICE void sm90_k_range(sm90_shape g, const sm90_sched *sc, uint32_t *kb0, u
 
 BC_DEVICE void sm90_advance(sm90_shape g, uint32_t *stage, uint32_t *phase)
 {
-    if (++*stage == g.stages) {
-        *stage = 0;
-        *phase ^= 1u;
-    }
+    bc_ring_advance(stage, phase, g.stages);
 }
 
 BC_DEVICE void sm90_producer(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, const sm90_sched *sc, uint32_t base)
@@ -114,7 +112,7 @@ BC_DEVICE void sm90_producer(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, con
     for (uint32_t t = sm90_first(g); t < tiles; t += sm90_stride(g, sc)) {
         const bc_tile tile = bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m);
         for (uint32_t kb = kb0; kb < kb1; kb++) {
-            bc_mbar_wait(sm90_empty(g, base, stage), phase ^ 1u);
+            bc_mbar_wait(sm90_empty(g, base, stage), bc_ring_empty_parity(phase));
             const uint32_t full = sm90_full(g, base, stage), sa = sm90_stage(g, base, stage);
             const int32_t k0 = (int32_t)(kb * BC_SM90_BK);
             bc_mbar_arrive_expect_tx(full, BC_SM90_STAGE_BYTES(g.cons, g.bn));
@@ -133,7 +131,7 @@ BC_DEVICE void sm90_mainloop(sm90_shape g, float *acc, uint32_t base, uint32_t c
     const uint32_t t128 = bc_tid_x() % 128u;
     uint32_t prev = 0;
     for (uint32_t kb = kb0; kb < kb1; kb++) {
-        bc_mbar_wait(sm90_full(g, base, *stage), *phase);
+        bc_mbar_wait(sm90_full(g, base, *stage), bc_ring_full_parity(*phase));
         const uint32_t sa = sm90_stage(g, base, *stage) + c * (64u * 128u);
         const uint32_t sb = sm90_stage(g, base, *stage) + BC_SM90_A_STAGE_BYTES(g.cons);
         bc_wgmma_fence();
