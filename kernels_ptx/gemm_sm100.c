@@ -62,7 +62,7 @@ _Static_assert(BC_SM100_A_STAGE_BYTES % 1024 == 0 && BC_SM100_STAGE_BYTES % 1024
                "every A and B stage must start on a 1024-B swizzle-atom boundary");
 _Static_assert(BC_SM100_TMEM_COLS == 512, "TMEM allocation must be a power of 2 in [32, 512]");
 _Static_assert(8 * (2 * BC_SM100_STAGES + 2 * BC_SM100_ACC_BUFS) + 4 <= BC_SM100_BAR_BYTES, "barrier area too small");
-_Static_assert(BC_SM100_BN % 16 == 0 && BC_SM100_BN <= 256, "N of kind::f16 M=128 (U11)");
+_Static_assert(BC_SM100_BN % 16 == 0 && BC_SM100_BN <= 256, "kind::f16 M=128: N % 16 (the strictest rule, sm100_desc.h)");
 
 #define SM100_UMMA_K 16u /* K of one kind::f16 MMA: 32 bytes of bf16/f16 */
 
