@@ -127,31 +127,36 @@ typedef uint32_t sm100_u32x4 __attribute__((ext_vector_type(4)));
 BC_DEVICE float sm100_f(uint32_t bits) { return __builtin_bit_cast(float, bits); }
 
 /* 16 bytes of D: columns col .. col+W-1 of `row` (W = 8 for 16-bit output,
- * 4 for f32) from accumulator bits v[0..W-1]. One vector store when the
+ * 4 for f32) from accumulator bits v[0..W-1]. One 16-byte store when the
  * whole group is inside N and 16-byte aligned (always, given the plan's
- * 16-B rule on d and ldd, except at the N edge); else the masked pair
- * stores shared with Hopper. Same math as Hopper either way. */
+ * 16-B rule on d and ldd, except at the N edge); else bc_epi_store4, the
+ * masked store of Hopper's split-K epilogue. The math is Hopper's either
+ * way: alpha * acc, then bc_epi_finish (C, bias, ReLU) and bc_pack2. */
 BC_DEVICE void sm100_store16(const bc_epi *e, uint32_t row, uint32_t col, const uint32_t *v, int out_t)
 {
     const uint32_t w = out_t == BC_OUT_F32 ? 4u : 8u;
     const uint64_t addr = e->d + ((uint64_t)row * e->ldd + col) * (out_t == BC_OUT_F32 ? 4u : 2u);
+    float a[8];
+#pragma unroll
+    for (uint32_t k = 0; k < 8; k++)
+        a[k] = k < w ? e->alpha * sm100_f(v[k]) : 0.0f;
     if (col + w <= e->n && (addr & 15u) == 0) {
         sm100_u32x4 q;
         if (out_t == BC_OUT_F32) {
 #pragma unroll
             for (uint32_t k = 0; k < 4; k++)
-                q[k] = __builtin_bit_cast(uint32_t, bc_epi_apply(e, sm100_f(v[k]), row, col + k, out_t));
+                q[k] = __builtin_bit_cast(uint32_t, bc_epi_finish(e, a[k], row, col + k, out_t));
         } else {
 #pragma unroll
             for (uint32_t k = 0; k < 4; k++)
-                q[k] = bc_pack2(bc_epi_apply(e, sm100_f(v[2 * k]), row, col + 2 * k, out_t),
-                                bc_epi_apply(e, sm100_f(v[2 * k + 1]), row, col + 2 * k + 1, out_t), out_t);
+                q[k] = bc_pack2(bc_epi_finish(e, a[2 * k], row, col + 2 * k, out_t),
+                                bc_epi_finish(e, a[2 * k + 1], row, col + 2 * k + 1, out_t), out_t);
         }
         *(sm100_u32x4 *)addr = q;
     } else {
 #pragma unroll
-        for (uint32_t k = 0; k < w / 2; k++)
-            bc_epi_store_pair(e, row, col + 2 * k, sm100_f(v[2 * k]), sm100_f(v[2 * k + 1]), out_t);
+        for (uint32_t g = 0; g < w; g += 4)
+            bc_epi_store4(e, row, col + g, &a[g], out_t);
     }
 }
 
