@@ -109,7 +109,12 @@ __attribute__((format(printf, 2, 3))) static void say(model *m, const char *fmt,
     va_end(ap);
 }
 
-static int bar_index(uint32_t addr) { return addr >= BARS && (addr - BARS) % 8 == 0 && (addr - BARS) / 8 < NBARS ? (int)((addr - BARS) / 8) : -1; }
+/* Index of the barrier at `addr` in the kernel's map (sm100_pipe.h), or -1. */
+static int bar_index(uint32_t addr)
+{
+    const uint32_t off = addr - BARS;
+    return addr >= BARS && off % 8 == 0 && off / 8 < NBARS ? (int)(off / 8) : -1;
+}
 
 static void bar_name(uint32_t addr, char *out, size_t n)
 {
@@ -237,6 +242,9 @@ static model *yield(sm100_env *v)
     return v->m;
 }
 
+/* The epilogue warp's bit in read/release masks (0 for other roles). */
+static uint32_t warp_bit(const sm100_env *v) { return v->role >= R_EPI0 ? 1u << (v->role - R_EPI0) : 0u; }
+
 static void role_main(void *arg)
 {
     fiber *f = arg;
@@ -301,14 +309,14 @@ static void load(sm100_env *v, uint32_t which, uint32_t s, bc_tile tile, uint32_
     m->tma[m->ntma++] = (event){E_TMA, s, 0, which, bar};
 }
 
-BC_DEVICE void sm100_op_load_a(sm100_env *v, uint32_t s, bc_tile tile, uint32_t kb, uint32_t bar)
+BC_DEVICE void sm100_op_load_a(sm100_env *v, uint32_t s, bc_tile t, uint32_t kb, uint32_t bar)
 {
-    load(v, 0, s, tile, kb, bar);
+    load(v, 0, s, t, kb, bar);
 }
 
-BC_DEVICE void sm100_op_load_b(sm100_env *v, uint32_t s, bc_tile tile, uint32_t kb, uint32_t bar)
+BC_DEVICE void sm100_op_load_b(sm100_env *v, uint32_t s, bc_tile t, uint32_t kb, uint32_t bar)
 {
-    load(v, 1, s, tile, kb, bar);
+    load(v, 1, s, t, kb, bar);
 }
 
 BC_DEVICE void sm100_op_tc_after(sm100_env *v) { yield(v)->f[v->role].fence_due = 0; }
@@ -361,7 +369,9 @@ BC_DEVICE void sm100_op_drain(sm100_env *v, uint32_t b, bc_tile tile)
 {
     model *m = yield(v);
     fiber *f = &m->f[v->role];
-    const uint32_t w = 1u << (v->role - R_EPI0);
+    const uint32_t w = warp_bit(v);
+    if (w == 0)
+        FAIL_RETURN(m, "only the epilogue warps read accumulators");
     if (f->fence_due)
         FAIL_RETURN(m, "tcgen05.ld after an mbarrier wait without tcgen05.fence::after_thread_sync");
     accbuf *a = &m->acc[b];
@@ -390,14 +400,14 @@ BC_DEVICE void sm100_op_arrive(sm100_env *v, uint32_t bar)
     model *m = yield(v);
     fiber *f = &m->f[v->role];
     const int i = bar_index(bar);
-    const uint32_t w = 1u << (v->role - R_EPI0);
+    const uint32_t w = warp_bit(v);
     if (f->ld_due)
         FAIL_RETURN(m, "arrives after tcgen05.ld without tcgen05.fence::before_thread_sync");
     if (i >= 2 * BC_SM100_STAGES + BC_SM100_ACC_BUFS && i < NBARS) {
         if (m->cfg.mutant == SM100_MUT_DROP_ACC_RELEASE && v->role == R_EPI0 + 3)
             return; /* mutant: this warp never hands the buffer back */
         accbuf *a = &m->acc[i - (2 * BC_SM100_STAGES + BC_SM100_ACC_BUFS)];
-        if (!(a->read_mask & w))
+        if (w == 0 || !(a->read_mask & w))
             FAIL_RETURN(m, "releases accumulator buffer %d without having read it", i % BC_SM100_ACC_BUFS);
         a->released_mask |= w;
         if (a->released_mask == 0xFu)
