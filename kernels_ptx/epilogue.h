@@ -1,6 +1,7 @@
 /* GEMM epilogue math shared by the Hopper and Blackwell kernels:
  *   D = act(alpha * acc + beta * C + bias), stored as bf16, f16 or f32,
- * one pair of adjacent columns at a time, masked at the M and N edges.
+ * masked at the M and N edges. Every function here runs in the Hopper
+ * kernel (so on the H100), and the Blackwell epilogue uses only these.
  * C and bias have D's type. out_t is a compile-time constant (bc_dtype).
  */
 #ifndef BC_KERNELS_EPILOGUE_H
@@ -19,10 +20,6 @@ typedef struct bc_epi {
     float alpha, beta;
     uint32_t flags;
 } bc_epi;
-
-typedef struct bc_f32x2 {
-    float x, y;
-} __attribute__((aligned(8))) bc_f32x2;
 
 BC_DEVICE float bc_bf16_to_f32(uint16_t h) { return __builtin_bit_cast(float, (uint32_t)h << 16); }
 
@@ -76,11 +73,6 @@ BC_DEVICE float bc_epi_finish(const bc_epi *e, float v, uint32_t row, uint32_t c
     return v;
 }
 
-BC_DEVICE float bc_epi_apply(const bc_epi *e, float acc, uint32_t row, uint32_t col, int out_t)
-{
-    return bc_epi_finish(e, e->alpha * acc, row, col, out_t);
-}
-
 /* Stores the finished value v at element index i of D. */
 BC_DEVICE void bc_epi_store_one(const bc_epi *e, uint64_t i, float v, int out_t)
 {
@@ -88,32 +80,6 @@ BC_DEVICE void bc_epi_store_one(const bc_epi *e, uint64_t i, float v, int out_t)
         ((float *)e->d)[i] = v;
     else
         ((uint16_t *)e->d)[i] = bc_pack1(v, out_t);
-}
-
-/* Stores accumulator columns (col, col+1) of `row`; col is even. The pair
- * goes out as one 4- or 8-byte store when its index is even (D is 16-byte
- * aligned), else as two element stores (odd ldd). */
-BC_DEVICE void bc_epi_store_pair(const bc_epi *e, uint32_t row, uint32_t col, float a0, float a1,
-                                 int out_t)
-{
-    if (row >= e->m || col >= e->n)
-        return;
-    float v0 = bc_epi_apply(e, a0, row, col, out_t);
-    uint64_t i = (uint64_t)row * e->ldd + col;
-    const int two = col + 1 < e->n;
-    float v1 = two ? bc_epi_apply(e, a1, row, col + 1, out_t) : 0.0f;
-    if (two && (i & 1u) == 0) {
-        if (out_t == BC_OUT_F32) {
-            bc_f32x2 pair = {v0, v1};
-            ((bc_f32x2 *)e->d)[i / 2] = pair;
-        } else {
-            ((uint32_t *)e->d)[i / 2] = bc_pack2(v0, v1, out_t);
-        }
-        return;
-    }
-    bc_epi_store_one(e, i, v0, out_t);
-    if (two)
-        bc_epi_store_one(e, i + 1, v1, out_t);
 }
 
 /* Finishes v[0..3] (already alpha * acc) for columns col..col+3 of `row`

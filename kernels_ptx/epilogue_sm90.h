@@ -89,9 +89,9 @@ BC_DEVICE uint32_t bc_sm90_cbox(const bc_sm90_epi_at *at, const uint32_t bn, con
 }
 
 /* Two adjacent D-typed values of C at shared address a (esize constant). */
-BC_DEVICE bc_f32x2 bc_sm90_load_c2(uint32_t a, const uint32_t esize, int out_t)
+BC_DEVICE bc_f32x2s bc_sm90_load_c2(uint32_t a, const uint32_t esize, int out_t)
 {
-    bc_f32x2 r;
+    bc_f32x2s r;
     if (esize == 4) {
         const bc_f32x2s v = bc_ld_shared_v2f32(a);
         r.x = v.x, r.y = v.y;
@@ -129,7 +129,7 @@ BC_DEVICE void bc_sm90_stage_chunk(const bc_epi *e, const float *acc, const uint
             const uint32_t off = bc_sm90_swz((r0 + 8u * h) * inner + (8u * jj + 2u * (l % 4u)) * esize, inner);
             float v0 = e->alpha * acc[4 * j + 2 * h], v1 = e->alpha * acc[4 * j + 2 * h + 1];
             if (has_c) {
-                const bc_f32x2 c = bc_sm90_load_c2(cb + off, esize, out_t);
+                const bc_f32x2s c = bc_sm90_load_c2(cb + off, esize, out_t);
                 v0 += e->beta * c.x;
                 v1 += e->beta * c.y;
             }

@@ -24,17 +24,14 @@
  * same order as Hopper); each output tile is reduced by one CTA in
  * increasing K order, so results are bitwise reproducible.
  *
- * Barrier phases. Every ring is a counter `it` (stage or buffer use) with
- * slot = it % N and parity = (it / N) & 1. Waiters on a "full" barrier wait
- * for `parity`; waiters on an "empty" barrier wait for `parity ^ 1`, which
- * the first time round is the phase before phase 0 and counts as complete,
- * so the producer starts without a handshake.
- *   full[s]        count 1: the producer's arrive.expect_tx + TMA complete_tx
- *   empty[s]       count 1: tcgen05.commit of the MMA lane
- *   tmem_full[b]   count 1: tcgen05.commit of the MMA lane after the tile
- *   tmem_empty[b]  count 128: every epilogue thread, after its last
- *                  tcgen05.ld of the buffer completed (wait::ld) and
- *                  tcgen05.fence::before_thread_sync
+ * Synchronisation. The barrier map and counts and the three roles' walks
+ * over tiles, stages and accumulator buffers live in sm100_pipe.h, written
+ * against a few operations that this file implements with PTX; the host
+ * model (tests/unit/sm100_model.c) runs the same walks with simulated
+ * barriers, TMA and tcgen05 and checks every hand-off under random
+ * interleavings. Every ring is walked as in ring.h (shared with Hopper):
+ * slot = use % N, "full" waiters wait for the phase parity, "empty" waiters
+ * for its complement, so the producer starts without a handshake.
  *
  * TMEM lane ownership. With M = 128 and cta_group::1, row r of the tile's
  * accumulator is TMEM lane r and column n is column buf*256 + n (ptx-facts
@@ -54,7 +51,9 @@
 #include "ptx/sreg.h"
 #include "ptx/tcgen05.h"
 #include "ptx/tma.h"
+#include "ring.h"
 #include "sm100_desc.h"
+#include "sm100_pipe.h"
 #include "tile_sched.h"
 
 extern __attribute__((address_space(3))) __attribute__((aligned(1024))) uint8_t bc_sm100_smem[];
@@ -63,96 +62,61 @@ _Static_assert(BC_SM100_A_STAGE_BYTES % 1024 == 0 && BC_SM100_STAGE_BYTES % 1024
                "every A and B stage must start on a 1024-B swizzle-atom boundary");
 _Static_assert(BC_SM100_TMEM_COLS == 512, "TMEM allocation must be a power of 2 in [32, 512]");
 _Static_assert(8 * (2 * BC_SM100_STAGES + 2 * BC_SM100_ACC_BUFS) + 4 <= BC_SM100_BAR_BYTES, "barrier area too small");
-_Static_assert(BC_SM100_BN % 16 == 0 && BC_SM100_BN <= 256, "N of kind::f16 M=128 (U11)");
+_Static_assert(BC_SM100_BN % 16 == 0 && BC_SM100_BN <= 256, "kind::f16 M=128: N % 16 (the strictest rule, sm100_desc.h)");
 
 #define SM100_UMMA_K 16u /* K of one kind::f16 MMA: 32 bytes of bf16/f16 */
 
-typedef struct sm100_sched {
-    uint32_t tiles_m, tiles_n, k_blocks, group_m;
-} sm100_sched;
-
-/* Shared-memory map, from the 1024-byte aligned base: the stages (A then B
- * in each), then the barriers and the TMEM address slot. */
-BC_DEVICE uint32_t sm100_full(uint32_t bars, uint32_t s) { return bars + 8u * s; }
-BC_DEVICE uint32_t sm100_empty(uint32_t bars, uint32_t s) { return bars + 8u * (BC_SM100_STAGES + s); }
-BC_DEVICE uint32_t sm100_tmem_full(uint32_t bars, uint32_t b) { return bars + 8u * (2 * BC_SM100_STAGES + b); }
-BC_DEVICE uint32_t sm100_tmem_empty(uint32_t bars, uint32_t b)
-{
-    return bars + 8u * (2 * BC_SM100_STAGES + BC_SM100_ACC_BUFS + b);
-}
-BC_DEVICE uint32_t sm100_tmem_slot(uint32_t bars) { return bars + 8u * (2 * BC_SM100_STAGES + 2 * BC_SM100_ACC_BUFS); }
+/* What the operations need: one per thread, built once (constants fold). */
+struct sm100_env {
+    uint64_t tmap_a, tmap_b;
+    const bc_epi *e;
+    uint32_t base;        /* the stages, 1024-byte aligned */
+    uint32_t tmem;        /* TMEM base address of the allocation */
+    uint32_t idesc;       /* instruction descriptor of the MMAs */
+    uint32_t lane0;       /* epilogue warps: first TMEM lane of the warp */
+    uint32_t row_in_tile; /* epilogue threads: the tile row this thread stores */
+    int out_t;
+};
 
 /* Shared-memory descriptor of a K-major, 128B-swizzled tile at `addr`. */
 BC_DEVICE uint64_t sm100_desc(uint32_t addr) { return bc_sm100_smem_desc_sw128(addr, 16u, 1024u); }
 
-/* ---------------------------------------------------------------- warp 0 */
+/* ---------------------------------------------------------------- operations of sm100_pipe.h */
 
-BC_DEVICE void sm100_producer(uint64_t tmap_a, uint64_t tmap_b, const sm100_sched *sc, uint32_t base,
-                              uint32_t bars)
+BC_DEVICE void sm100_op_init(sm100_env *v, uint32_t bar, uint32_t count) { bc_mbar_init(bar, count); }
+BC_DEVICE void sm100_op_wait(sm100_env *v, uint32_t bar, uint32_t parity) { bc_mbar_wait(bar, parity); }
+BC_DEVICE void sm100_op_expect_arrive(sm100_env *v, uint32_t bar, uint32_t bytes)
 {
-    const uint32_t tiles = sc->tiles_m * sc->tiles_n;
-    uint32_t stage = 0, phase = 0;
-    for (uint32_t t = bc_ctaid_x(); t < tiles; t += bc_nctaid_x()) {
-        bc_tile tile = bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m);
-        for (uint32_t kb = 0; kb < sc->k_blocks; kb++) {
-            bc_mbar_wait(sm100_empty(bars, stage), phase ^ 1u);
-            uint32_t full = sm100_full(bars, stage);
-            uint32_t sa = base + stage * BC_SM100_STAGE_BYTES;
-            bc_mbar_arrive_expect_tx(full, BC_SM100_STAGE_BYTES);
-            bc_tma_load_2d(sa, tmap_a, (int32_t)(kb * BC_SM100_BK), (int32_t)(tile.m * BC_SM100_BM), full);
-            bc_tma_load_2d(sa + BC_SM100_A_STAGE_BYTES, tmap_b, (int32_t)(kb * BC_SM100_BK),
-                           (int32_t)(tile.n * BC_SM100_BN), full);
-            if (++stage == BC_SM100_STAGES) {
-                stage = 0;
-                phase ^= 1u;
-            }
-        }
-    }
-    /* Tail: wait until the MMA lane's last commit to each empty[] barrier
-     * has landed, so no tcgen05.commit arrive reaches this CTA's shared
-     * memory after it exits. A stage never filled passes at once. */
-    for (uint32_t i = 0; i < BC_SM100_STAGES; i++) {
-        bc_mbar_wait(sm100_empty(bars, stage), phase ^ 1u);
-        if (++stage == BC_SM100_STAGES) {
-            stage = 0;
-            phase ^= 1u;
-        }
-    }
+    bc_mbar_arrive_expect_tx(bar, bytes);
 }
-
-/* ---------------------------------------------------------------- warp 1 */
-
-BC_DEVICE void sm100_mma(const sm100_sched *sc, uint32_t base, uint32_t bars, uint32_t tmem, uint32_t idesc)
+BC_DEVICE void sm100_op_load_a(sm100_env *v, uint32_t stage, bc_tile tile, uint32_t kb, uint32_t bar)
 {
-    const uint32_t tiles = sc->tiles_m * sc->tiles_n;
-    uint32_t stage = 0, phase = 0, it = 0;
-    for (uint32_t t = bc_ctaid_x(); t < tiles; t += bc_nctaid_x(), it++) {
-        const uint32_t buf = it % BC_SM100_ACC_BUFS;
-        const uint32_t use = it / BC_SM100_ACC_BUFS;
-        /* The epilogue drained this buffer's previous tile (first use: passes). */
-        bc_mbar_wait(sm100_tmem_empty(bars, buf), (use & 1u) ^ 1u);
-        bc_tcgen05_fence_after();
-        const uint32_t d = tmem + bc_sm100_tmem_addr(0, buf * BC_SM100_BN);
-        for (uint32_t kb = 0; kb < sc->k_blocks; kb++) {
-            bc_mbar_wait(sm100_full(bars, stage), phase);
-            bc_tcgen05_fence_after();
-            const uint32_t sa = base + stage * BC_SM100_STAGE_BYTES;
-            const uint32_t sb = sa + BC_SM100_A_STAGE_BYTES;
+    bc_tma_load_2d(bc_ring_addr(v->base, stage, BC_SM100_STAGE_BYTES), v->tmap_a, (int32_t)(kb * BC_SM100_BK),
+                   (int32_t)(tile.m * BC_SM100_BM), bar);
+}
+BC_DEVICE void sm100_op_load_b(sm100_env *v, uint32_t stage, bc_tile tile, uint32_t kb, uint32_t bar)
+{
+    bc_tma_load_2d(bc_ring_addr(v->base, stage, BC_SM100_STAGE_BYTES) + BC_SM100_A_STAGE_BYTES, v->tmap_b,
+                   (int32_t)(kb * BC_SM100_BK), (int32_t)(tile.n * BC_SM100_BN), bar);
+}
+BC_DEVICE void sm100_op_tc_after(sm100_env *v) { bc_tcgen05_fence_after(); }
+BC_DEVICE void sm100_op_tc_before(sm100_env *v) { bc_tcgen05_fence_before(); }
+BC_DEVICE void sm100_op_commit(sm100_env *v, uint32_t bar) { bc_tcgen05_commit(bar); }
+BC_DEVICE void sm100_op_converge(sm100_env *v) { bc_syncwarp(); }
+BC_DEVICE void sm100_op_arrive(sm100_env *v, uint32_t bar) { bc_mbar_arrive(bar); }
+
+/* The BK/16 k16 MMAs of one stage into accumulator buffer `buf` (its 256
+ * columns). The k16 step is +32 B inside the 128-B swizzled row (base
+ * offset stays 0). */
+BC_DEVICE void sm100_op_mma(sm100_env *v, uint32_t stage, uint32_t buf, uint32_t kb, uint32_t t)
+{
+    const uint32_t d = v->tmem + bc_sm100_tmem_addr(0, buf * BC_SM100_BN);
+    const uint32_t sa = bc_ring_addr(v->base, stage, BC_SM100_STAGE_BYTES);
+    const uint32_t sb = sa + BC_SM100_A_STAGE_BYTES;
 #pragma unroll
-            for (uint32_t ks = 0; ks < BC_SM100_BK / SM100_UMMA_K; ks++) {
-                /* k16 step = +32 B inside the 128-B swizzled row (base offset stays 0) */
-                const uint32_t koff = ks * SM100_UMMA_K * 2u;
-                bc_tcgen05_mma_f16(d, sm100_desc(sa + koff), sm100_desc(sb + koff), idesc, (kb | ks) != 0);
-            }
-            /* empty[stage] fires when these MMAs (and all earlier ones) are done reading it */
-            bc_tcgen05_commit(sm100_empty(bars, stage));
-            if (++stage == BC_SM100_STAGES) {
-                stage = 0;
-                phase ^= 1u;
-            }
-        }
-        /* every MMA of the tile complete -> the accumulator is readable */
-        bc_tcgen05_commit(sm100_tmem_full(bars, buf));
+    for (uint32_t ks = 0; ks < BC_SM100_BK / SM100_UMMA_K; ks++) {
+        const uint32_t koff = ks * SM100_UMMA_K * 2u;
+        bc_tcgen05_mma_f16(d, sm100_desc(sa + koff), sm100_desc(sb + koff), v->idesc, (kb | ks) != 0);
     }
 }
 
@@ -163,31 +127,36 @@ typedef uint32_t sm100_u32x4 __attribute__((ext_vector_type(4)));
 BC_DEVICE float sm100_f(uint32_t bits) { return __builtin_bit_cast(float, bits); }
 
 /* 16 bytes of D: columns col .. col+W-1 of `row` (W = 8 for 16-bit output,
- * 4 for f32) from accumulator bits v[0..W-1]. One vector store when the
+ * 4 for f32) from accumulator bits v[0..W-1]. One 16-byte store when the
  * whole group is inside N and 16-byte aligned (always, given the plan's
- * 16-B rule on d and ldd, except at the N edge); else the masked pair
- * stores shared with Hopper. Same math as Hopper either way. */
+ * 16-B rule on d and ldd, except at the N edge); else bc_epi_store4, the
+ * masked store of Hopper's split-K epilogue. The math is Hopper's either
+ * way: alpha * acc, then bc_epi_finish (C, bias, ReLU) and bc_pack2. */
 BC_DEVICE void sm100_store16(const bc_epi *e, uint32_t row, uint32_t col, const uint32_t *v, int out_t)
 {
     const uint32_t w = out_t == BC_OUT_F32 ? 4u : 8u;
     const uint64_t addr = e->d + ((uint64_t)row * e->ldd + col) * (out_t == BC_OUT_F32 ? 4u : 2u);
+    float a[8];
+#pragma unroll
+    for (uint32_t k = 0; k < 8; k++)
+        a[k] = k < w ? e->alpha * sm100_f(v[k]) : 0.0f;
     if (col + w <= e->n && (addr & 15u) == 0) {
         sm100_u32x4 q;
         if (out_t == BC_OUT_F32) {
 #pragma unroll
             for (uint32_t k = 0; k < 4; k++)
-                q[k] = __builtin_bit_cast(uint32_t, bc_epi_apply(e, sm100_f(v[k]), row, col + k, out_t));
+                q[k] = __builtin_bit_cast(uint32_t, bc_epi_finish(e, a[k], row, col + k, out_t));
         } else {
 #pragma unroll
             for (uint32_t k = 0; k < 4; k++)
-                q[k] = bc_pack2(bc_epi_apply(e, sm100_f(v[2 * k]), row, col + 2 * k, out_t),
-                                bc_epi_apply(e, sm100_f(v[2 * k + 1]), row, col + 2 * k + 1, out_t), out_t);
+                q[k] = bc_pack2(bc_epi_finish(e, a[2 * k], row, col + 2 * k, out_t),
+                                bc_epi_finish(e, a[2 * k + 1], row, col + 2 * k + 1, out_t), out_t);
         }
         *(sm100_u32x4 *)addr = q;
     } else {
 #pragma unroll
-        for (uint32_t k = 0; k < w / 2; k++)
-            bc_epi_store_pair(e, row, col + 2 * k, sm100_f(v[2 * k]), sm100_f(v[2 * k + 1]), out_t);
+        for (uint32_t g = 0; g < w; g += 4)
+            bc_epi_store4(e, row, col + g, &a[g], out_t);
     }
 }
 
@@ -213,8 +182,7 @@ BC_DEVICE void sm100_epilogue_tile(const bc_epi *e, uint32_t taddr, bc_tile tile
 {
     const uint32_t row = tile.m * BC_SM100_BM + row_in_tile;
     const uint32_t col0 = tile.n * BC_SM100_BN;
-    const uint32_t left = e->n - col0; /* > 0: the tile exists */
-    const uint32_t chunks = left >= BC_SM100_BN ? BC_SM100_BN / 32u : (left + 31u) / 32u; /* 1..8 */
+    const uint32_t chunks = sm100_epi_chunks(e->n, col0); /* 1..8 */
     uint32_t va[32], vb[32];
     bc_tcgen05_ld_32x32b_x32(va, taddr);
 #pragma unroll 1
@@ -234,25 +202,11 @@ BC_DEVICE void sm100_epilogue_tile(const bc_epi *e, uint32_t taddr, bc_tile tile
     }
 }
 
-BC_DEVICE void sm100_epilogue(const sm100_sched *sc, const bc_epi *e, uint32_t bars, uint32_t tmem,
-                              uint32_t warp, int out_t)
+/* The epilogue warp's part of the tile in accumulator buffer `buf`. */
+BC_DEVICE void sm100_op_drain(sm100_env *v, uint32_t buf, bc_tile tile)
 {
-    const uint32_t tiles = sc->tiles_m * sc->tiles_n;
-    const uint32_t lane0 = bc_sm100_tmem_lane_base(warp); /* warps 2,3,4,5 -> lanes 64,96,0,32 */
-    const uint32_t row_in_tile = lane0 + bc_tid_x() % 32u;
-    uint32_t it = 0;
-    for (uint32_t t = bc_ctaid_x(); t < tiles; t += bc_nctaid_x(), it++) {
-        bc_tile tile = bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m);
-        const uint32_t buf = it % BC_SM100_ACC_BUFS;
-        const uint32_t use = it / BC_SM100_ACC_BUFS;
-        bc_mbar_wait(sm100_tmem_full(bars, buf), use & 1u);
-        bc_syncwarp(); /* lanes leave the wait loop independently; tcgen05.ld is warp-wide */
-        bc_tcgen05_fence_after();
-        sm100_epilogue_tile(e, tmem + bc_sm100_tmem_addr(lane0, buf * BC_SM100_BN), tile, row_in_tile, out_t);
-        /* all of this thread's loads of the buffer completed (last wait::ld) */
-        bc_tcgen05_fence_before();
-        bc_mbar_arrive(sm100_tmem_empty(bars, buf));
-    }
+    sm100_epilogue_tile(v->e, v->tmem + bc_sm100_tmem_addr(v->lane0, buf * BC_SM100_BN), tile, v->row_in_tile,
+                        v->out_t);
 }
 
 /* ---------------------------------------------------------------- kernel */
@@ -266,16 +220,11 @@ BC_DEVICE void sm100_gemm(uint64_t tmap_a, uint64_t tmap_b, const sm100_sched *s
     const uint32_t slot = sm100_tmem_slot(bars);
     const uint32_t warp = bc_tid_x() / 32u;
 
+    sm100_env env = {tmap_a, tmap_b, e, base, 0, 0, 0, 0, out_t};
+
     if (warp == 0) {
         if (bc_elect_one()) {
-            for (uint32_t s = 0; s < BC_SM100_STAGES; s++) {
-                bc_mbar_init(sm100_full(bars, s), 1);
-                bc_mbar_init(sm100_empty(bars, s), 1);
-            }
-            for (uint32_t b = 0; b < BC_SM100_ACC_BUFS; b++) {
-                bc_mbar_init(sm100_tmem_full(bars, b), 1);
-                bc_mbar_init(sm100_tmem_empty(bars, b), BC_SM100_EPI_THREADS);
-            }
+            sm100_init_barriers(&env, bars);
             bc_mbar_fence_init();
             bc_tma_prefetch_desc(tmap_a);
             bc_tma_prefetch_desc(tmap_b);
@@ -290,19 +239,20 @@ BC_DEVICE void sm100_gemm(uint64_t tmap_a, uint64_t tmap_b, const sm100_sched *s
     }
     bc_syncthreads();
     bc_tcgen05_fence_after();
-    const uint32_t tmem = *(volatile __attribute__((address_space(3))) uint32_t *)(bc_sm100_smem + pad +
-                                                                                  (slot - base));
+    env.tmem = *(volatile __attribute__((address_space(3))) uint32_t *)(bc_sm100_smem + pad + (slot - base));
 
     if (warp == 0) {
         if (bc_elect_one())
-            sm100_producer(tmap_a, tmap_b, sc, base, bars);
+            sm100_producer_role(&env, sc, bars, bc_ctaid_x(), bc_nctaid_x());
     } else if (warp == 1) {
+        env.idesc = bc_sm100_idesc_f16(ab_fmt, ab_fmt, 1, BC_SM100_BM, BC_SM100_BN, BC_SM100_K_MAJOR,
+                                       BC_SM100_K_MAJOR);
         if (bc_elect_one())
-            sm100_mma(sc, base, bars, tmem,
-                      bc_sm100_idesc_f16(ab_fmt, ab_fmt, 1, BC_SM100_BM, BC_SM100_BN, BC_SM100_K_MAJOR,
-                                         BC_SM100_K_MAJOR));
+            sm100_mma_role(&env, sc, bars, bc_ctaid_x(), bc_nctaid_x());
     } else {
-        sm100_epilogue(sc, e, bars, tmem, warp, out_t);
+        env.lane0 = bc_sm100_tmem_lane_base(warp); /* warps 2,3,4,5 -> lanes 64,96,0,32 */
+        env.row_in_tile = env.lane0 + bc_tid_x() % 32u;
+        sm100_epilogue_role(&env, sc, bars, bc_ctaid_x(), bc_nctaid_x());
     }
 
     /* Teardown: the epilogue's last wait::ld and tmem_full waits imply every
@@ -313,7 +263,7 @@ BC_DEVICE void sm100_gemm(uint64_t tmap_a, uint64_t tmap_b, const sm100_sched *s
     if (warp == 1) {
         bc_tcgen05_fence_after();
         bc_syncwarp();
-        bc_tcgen05_dealloc(tmem, BC_SM100_TMEM_COLS);
+        bc_tcgen05_dealloc(env.tmem, BC_SM100_TMEM_COLS);
     }
 }
 

@@ -39,6 +39,7 @@
 #include "ptx/sreg.h"
 #include "ptx/tma.h"
 #include "ptx/wgmma.h"
+#include "ring.h"
 #include "splitk.h"
 #include "tile_sched.h"
 
@@ -62,7 +63,7 @@ typedef struct sm90_shape {
  * split-K CTA reuses the stages for its partial once its loads are done. */
 BC_DEVICE uint32_t sm90_stage(sm90_shape g, uint32_t base, uint32_t s)
 {
-    return base + s * BC_SM90_STAGE_BYTES(g.ar, g.bn);
+    return bc_ring_addr(base, s, BC_SM90_STAGE_BYTES(g.ar, g.bn));
 }
 BC_DEVICE uint32_t sm90_epi_buf(sm90_shape g, uint32_t base, uint32_t c)
 {
@@ -100,10 +101,7 @@ BC_DEVICE void sm90_k_range(sm90_shape g, const sm90_sched *sc, uint32_t *kb0, u
 
 BC_DEVICE void sm90_advance(sm90_shape g, uint32_t *stage, uint32_t *phase)
 {
-    if (++*stage == g.stages) {
-        *stage = 0;
-        *phase ^= 1u;
-    }
+    bc_ring_advance(stage, phase, g.stages);
 }
 
 /* The tile's C (BC_GEMM_F_C_SMEM), as the stages that follow its last
@@ -119,7 +117,7 @@ BC_DEVICE void sm90_produce_c(sm90_shape g, uint64_t tmap_c, const bc_epi *e, bc
     const uint32_t box = 64u * inner, per = BC_SM90_STAGE_BYTES(g.ar, g.bn) / box, nbox = g.cons * nq;
     const uint32_t row0 = tile.m * 64u * g.cons, col0 = tile.n * g.bn;
     for (uint32_t b0 = 0; b0 < nbox; b0 += per) {
-        bc_mbar_wait(sm90_empty(g, base, *stage), *phase ^ 1u);
+        bc_mbar_wait(sm90_empty(g, base, *stage), bc_ring_empty_parity(*phase));
         const uint32_t full = sm90_full(g, base, *stage), sa = sm90_stage(g, base, *stage);
         uint32_t bytes = 0;
         for (uint32_t b = b0; b < b0 + per && b < nbox; b++)
@@ -152,7 +150,7 @@ BC_DEVICE void sm90_producer(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uin
     for (uint32_t t = sm90_first(g); t < tiles; t += sm90_stride(g, sc)) {
         const bc_tile tile = bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m);
         for (uint32_t kb = kb0; kb < kb1; kb++) {
-            bc_mbar_wait(sm90_empty(g, base, stage), phase ^ 1u);
+            bc_mbar_wait(sm90_empty(g, base, stage), bc_ring_empty_parity(phase));
             const uint32_t full = sm90_full(g, base, stage), sa = sm90_stage(g, base, stage);
             const int32_t k0 = (int32_t)(kb * BC_SM90_BK);
             bc_mbar_arrive_expect_tx(full, BC_SM90_STAGE_BYTES(g.ar, g.bn));
@@ -173,7 +171,7 @@ BC_DEVICE void sm90_mainloop(sm90_shape g, float *acc, uint32_t base, uint32_t c
     const uint32_t t128 = bc_tid_x() % 128u;
     uint32_t prev = 0;
     for (uint32_t kb = kb0; kb < kb1; kb++) {
-        bc_mbar_wait(sm90_full(g, base, *stage), *phase);
+        bc_mbar_wait(sm90_full(g, base, *stage), bc_ring_full_parity(*phase));
         const uint32_t sa = sm90_stage(g, base, *stage) + c * (64u * 128u);
         const uint32_t sb = sm90_stage(g, base, *stage) + BC_SM90_A_STAGE_BYTES(g.ar);
         bc_wgmma_fence();
@@ -219,7 +217,7 @@ BC_DEVICE uint32_t sm90_acquire_c(sm90_shape g, uint32_t base, uint32_t esize, u
 {
     const uint32_t first = *stage, n = sm90_c_stages(g, esize);
     for (uint32_t i = 0; i < n; i++) {
-        bc_mbar_wait(sm90_full(g, base, *stage), *phase);
+        bc_mbar_wait(sm90_full(g, base, *stage), bc_ring_full_parity(*phase));
         sm90_advance(g, stage, phase);
     }
     return first;

@@ -1,10 +1,11 @@
 /* Blackwell (tcgen05) descriptor encoders: pure integer functions, no asm,
  * so the same header compiles into the device C (gemm_sm100.c) and into the
  * host unit tests (tests/unit/test_sm100_desc.c), which check them against
- * the PTX ISA bit tables (reference/ptx-facts.md §4.1, §4.3, §4.4).
+ * the words CUTLASS's and DeepGEMM's sm100 code produce for the same inputs
+ * (cited there by file and line), the layouts of PTX ISA 9.1 Tables 40/42.
  *
- * Nothing here has been run on Blackwell hardware: the layouts are the
- * agreement of the PTX ISA 9.1 tables, CUTLASS and DeepGEMM.
+ * Nothing here has been run on Blackwell hardware by us; CUTLASS's and
+ * DeepGEMM's kernels, which build the same words, have.
  */
 #ifndef BC_KERNELS_SM100_DESC_H
 #define BC_KERNELS_SM100_DESC_H
@@ -25,9 +26,12 @@ enum { BC_SM100_K_MAJOR = 0, BC_SM100_MN_MAJOR = 1 };
  *   bits 17-22 N >> 3                   bits 24-28 M >> 4
  *   bits 30-31 max shift (.ws)    0     bits 6, 23, 29 reserved 0
  * a_fmt/b_fmt: BC_SM100_FMT_*; d_f32: 1 = f32 accumulator; m: 64 or 128
- * (cta_group::1); n: multiple of 16 in [16, 256] for m = 128 (ptx-facts
- * U11: the PTX table allows n % 8, CUTLASS asserts n % 16; 16 satisfies
- * both); a_major/b_major: BC_SM100_*_MAJOR. */
+ * (cta_group::1); n: a multiple of 8 in [8, 256] (PTX ISA 9.1 Table 39;
+ * CUTLASS's smem-smem atom SM100_MMA_F16BF16_SS asserts the same,
+ * cute/arch/mma_sm100_umma.hpp:88-90). For m = 128, CUTLASS's TMEM-A atoms
+ * (SM100_MMA_*_TS, same file :129-133, :173-177) and DeepGEMM
+ * (impls/sm100_bf16_gemm.cuh:274-277) ask n % 16; the GEMM's n = 256 meets
+ * every rule. a_major/b_major: BC_SM100_*_MAJOR. */
 static inline uint32_t bc_sm100_idesc_f16(uint32_t a_fmt, uint32_t b_fmt, uint32_t d_f32, uint32_t m,
                                           uint32_t n, uint32_t a_major, uint32_t b_major)
 {

@@ -5,11 +5,13 @@
  * index runs down the rows first, so the CTAs resident at one time share a
  * few B column tiles and a few A row tiles in L2. The order is a pure
  * function of t: every launch visits the same tiles in the same CTAs.
+ * Pure integer code: the host model of the Blackwell pipeline
+ * (tests/unit/sm100_model.c) walks tiles with it too.
  */
 #ifndef BC_KERNELS_TILE_SCHED_H
 #define BC_KERNELS_TILE_SCHED_H
 
-#include "ptx/sreg.h"
+#include "pure.h"
 
 typedef struct bc_tile {
     uint32_t m, n; /* tile coordinates (in tiles) */

@@ -13,6 +13,7 @@ typedef struct bc__gemm_config {
     uint32_t bm, bn, bk;     /* CTA tile */
     uint32_t threads;
     uint32_t smem_bytes;
+    uint32_t tmem_cols;      /* tensor-memory columns each CTA allocates (Blackwell), else 0 */
     uint32_t weight_pct;     /* the rule's relative throughput of a full wave (README) */
     int tma_store;           /* the epilogue can store D through tmap_d */
     int split;               /* split-K over a cluster of S = 2, 4 or 8 CTAs per tile */

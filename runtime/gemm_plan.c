@@ -45,6 +45,7 @@ static const bc__gemm_config sm100_config = {
     .bk = BC_SM100_BK,
     .threads = BC_SM100_THREADS,
     .smem_bytes = BC_SM100_SMEM_BYTES,
+    .tmem_cols = BC_SM100_TMEM_COLS,
     .weight_pct = 100,
     .persistent = 1,
     .a_rows = BC_SM100_BM,
@@ -184,6 +185,20 @@ static uint64_t rule_cost(const bc__gemm_config *c, uint32_t s, const bc_gemm_de
     return waves * c->bm * c->bn * work * 100u / c->weight_pct;
 }
 
+/* Tensor-memory columns per CTA (of 128 lanes x 32 bits) that public
+ * sources document for a compute capability; 0 where none does. No driver
+ * attribute reports it. The PTX ISA gives every tcgen05 target one TMEM of
+ * 128 lanes x 512 columns per CTA (9.1 §9.7.16.1; tcgen05.alloc takes at
+ * most 512 columns), and CUTLASS builds its 512-column sm100 kernels for
+ * sm_110f too (CMakeLists.txt: 110f enables the SM100 family). 10.1 is
+ * Jetson Thor as CUDA 12.x reports it; CUDA 13 calls it 11.0 (CUTLASS
+ * CHANGELOG, 4.2). README, "Blackwell", lists the sources. */
+static uint32_t documented_tmem_cols(int cc_major, int cc_minor)
+{
+    const int cc = cc_major * 10 + cc_minor;
+    return cc == 100 || cc == 101 || cc == 103 || cc == 110 ? 512u : 0u;
+}
+
 /* The documented configuration rule (README, "GEMM configurations"), or the
  * caller's explicit choice of configuration and/or split. */
 static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config **out,
@@ -241,14 +256,20 @@ static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, cons
     if (c == NULL)
         return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "no GEMM configuration for sm_%d%d",
                        dev->info.cc_major, dev->info.cc_minor);
+    if ((uint32_t)dev->info.smem_per_block_optin < c->smem_bytes)
+        return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "%s needs %u bytes of shared memory, device offers %d",
+                       c->name, c->smem_bytes, dev->info.smem_per_block_optin);
+    const uint32_t tmem = documented_tmem_cols(dev->info.cc_major, dev->info.cc_minor);
+    if (c->tmem_cols > tmem)
+        return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config",
+                       "%s needs %u tensor-memory columns per CTA; sm_%d%d has %u documented (documented: "
+                       "sm_100, sm_101, sm_103, sm_110)", c->name, c->tmem_cols, dev->info.cc_major,
+                       dev->info.cc_minor, tmem);
     CUfunction fn = dev->image.fn[c->kernel[d->ab_type][d->d_type]];
     if (fn == NULL)
         return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config",
                        "kernel %s is not loaded (device opened with skip_kernel_load?)",
                        kernel_names[c->kernel[d->ab_type][d->d_type]]);
-    if ((uint32_t)dev->info.smem_per_block_optin < c->smem_bytes)
-        return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "%s needs %u bytes of shared memory, device offers %d",
-                       c->name, c->smem_bytes, dev->info.smem_per_block_optin);
     *out = c;
     *out_split = split;
     *out_fn = fn;

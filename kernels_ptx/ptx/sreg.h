@@ -2,9 +2,8 @@
 #ifndef BC_PTX_SREG_H
 #define BC_PTX_SREG_H
 
-#include <stdint.h>
+#include "../pure.h"
 
-#define BC_DEVICE static inline __attribute__((always_inline))
 #define BC_KERNEL __attribute__((nvptx_kernel))
 
 BC_DEVICE uint32_t bc_tid_x(void) { return __nvvm_read_ptx_sreg_tid_x(); }

@@ -425,6 +425,56 @@ static void test_packed_launch_sm100(void **state)
     env_close(&e);
 }
 
+/* The Blackwell kernel allocates all 512 TMEM columns and ~193 KiB of
+ * shared memory: the plan takes it on devices where both are documented
+ * (TMEM: no driver attribute; shared memory: the opt-in attribute) and
+ * refuses it, naming the resource, elsewhere. */
+static void plan_on(int major, int minor, int smem_optin, int with_kernels, const char *image, bc_status want,
+                    const char *why)
+{
+    fake_device dv;
+    fake_device_defaults(&dv);
+    dv.cc_major = major, dv.cc_minor = minor, dv.sm_count = 20;
+    if (smem_optin)
+        dv.smem_optin = smem_optin;
+    fake_set_devices(&dv, 1);
+    env e;
+    env_open(&e, with_kernels);
+    bc_device_info info;
+    assert_ok(bc_device_query(e.dev, &info));
+    if (image)
+        assert_string_equal(info.image_arch, image);
+    bc_gemm_desc d = base_desc(&e, 300, 700, 200);
+    if (want == BC_OK) {
+        bc_gemm_plan *plan = NULL;
+        assert_ok(bc_gemm_plan_create(e.dev, &d, &plan));
+        bc_gemm_plan_info pi;
+        assert_ok(bc_gemm_plan_query(plan, &pi));
+        assert_string_equal(pi.kernel, "bc_gemm_sm100_bf16_bf16");
+        bc_gemm_plan_destroy(plan);
+    } else {
+        expect_reject(&e, &d, want, "config");
+        bc_error_detail det;
+        bc_last_error(&det);
+        if (strstr(det.message, why) == NULL)
+            fail_msg("refused with \"%s\", expected it to name \"%s\"", det.message, why);
+    }
+    env_close(&e);
+}
+
+static void test_blackwell_capacity(void **state)
+{
+    plan_on(11, 0, 0, 1, "sm_110a", BC_OK, NULL);  /* Jetson Thor (CUDA 13 numbering) */
+    plan_on(10, 3, 0, 1, "sm_103a", BC_OK, NULL);  /* B300 */
+    plan_on(10, 1, 0, 1, "sm_100f", BC_OK, NULL);  /* Thor as CUDA 12.x numbers it */
+    /* a 10.x part that runs the sm_100f image but whose TMEM nobody documents */
+    plan_on(10, 2, 0, 1, "sm_100f", BC_ERR_NO_KERNEL_FOR_DEVICE, "tensor-memory columns");
+    /* too little opt-in shared memory: the plan refuses it (with its
+     * kernels loaded the device refuses it earlier, at open, when the
+     * loader sets the kernels' limit: test_no_kernel_for_device) */
+    plan_on(11, 0, 160 * 1024, 0, NULL, BC_ERR_NO_KERNEL_FOR_DEVICE, "bytes of shared memory");
+}
+
 /* The launch path: one driver call, no heap allocation, no validation work. */
 static void test_launch_is_one_call_no_alloc(void **state)
 {
@@ -569,6 +619,7 @@ int main(void)
         ft_test(test_packed_launch_sm90),
         ft_test(test_config_rule),
         ft_test(test_packed_launch_sm100),
+        ft_test(test_blackwell_capacity),
         ft_test(test_launch_is_one_call_no_alloc),
         ft_test(test_set_pointers_and_graph_update),
         ft_test(test_close_releases_plans_and_graphs),
