@@ -9,11 +9,11 @@
 /* One compiled-in configuration: what the plan needs to know about a kernel. */
 typedef struct bc__gemm_config {
     const char *name;
-    int family;              /* 9 (sm_90a) or 10 (Blackwell images) */
     uint32_t bm, bn, bk;     /* CTA tile */
     uint32_t threads;
     uint32_t smem_bytes;
     uint32_t weight_pct;     /* the rule's relative throughput of a full wave (README) */
+    int tma;                 /* A and B are read through tensor maps (else through params.a/b) */
     int tma_store;           /* the epilogue can store D through tmap_d */
     int split;               /* split-K over a cluster of S = 2, 4 or 8 CTAs per tile */
     int pdl;                 /* the kernel waits for the previous grid (griddepcontrol.wait) */

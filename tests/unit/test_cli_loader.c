@@ -97,7 +97,7 @@ static void test_boot_exit_codes(void **state)
 {
     (void)state;
     run_result r;
-    use_device(8, 6);
+    use_device(7, 5);
     run_cli(&r, "boot", NULL, NULL);
     assert_int_equal(r.rc, BC_EXIT_ARCH);
     has(r.out, "FAILED at open: BC_ERR_UNSUPPORTED_ARCH");
