@@ -6,7 +6,6 @@
 
 #define FLOOR 12000 /* barecuda's own minimum: the driver table is resolved at CUDA 12.0 */
 #define SHT_NOTE 7u
-#define NOTE_CUINFO 1000u
 
 static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static uint32_t rd32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
@@ -26,8 +25,27 @@ int bc__arch_min_driver(unsigned arch, char suffix)
 /* [off, off + n) inside [0, len)? */
 static int inside(size_t len, uint64_t off, uint64_t n) { return off <= len && n <= len - off; }
 
-/* The toolkit field of the .note.nv.cuinfo note (0 when absent). */
-static bc_status cuinfo_toolkit(const uint8_t *elf, size_t len, uint32_t *out)
+/* "release X.Y" in the descriptor of the .note.nv.tkinfo note (ptxas's
+ * version banner), as 10 * X + Y; 0 when the note or the text is absent. */
+static uint32_t release_in(const uint8_t *d, uint64_t n)
+{
+    static const char key[] = "release ";
+    for (uint64_t i = 0; i + sizeof key - 1 + 3 <= n; i++) {
+        if (memcmp(d + i, key, sizeof key - 1) != 0)
+            continue;
+        uint64_t j = i + sizeof key - 1;
+        uint32_t major = 0, minor = 0;
+        while (j < n && d[j] >= '0' && d[j] <= '9' && major < 1000)
+            major = major * 10u + (uint32_t)(d[j++] - '0');
+        if (j + 1 >= n || d[j] != '.' || d[j + 1] < '0' || d[j + 1] > '9' || major == 0 || major >= 100)
+            return 0;
+        minor = (uint32_t)(d[j + 1] - '0');
+        return major * 10u + minor;
+    }
+    return 0;
+}
+
+static bc_status tkinfo_release(const uint8_t *elf, size_t len, uint32_t *out)
 {
     const uint64_t shoff = rd64(elf + 0x28);
     const uint16_t shentsize = rd16(elf + 0x3A), shnum = rd16(elf + 0x3C), shstrndx = rd16(elf + 0x3E);
@@ -40,7 +58,7 @@ static bc_status cuinfo_toolkit(const uint8_t *elf, size_t len, uint32_t *out)
     const uint64_t stroff = rd64(strsh + 0x18), strsize = rd64(strsh + 0x20);
     if (!inside(len, stroff, strsize))
         return BC_FAIL(BC_ERR_FATBIN_CORRUPT, "cubin", "section names outside the %zu-byte cubin", len);
-    static const char want[] = ".note.nv.cuinfo";
+    static const char want[] = ".note.nv.tkinfo";
     for (uint16_t i = 0; i < shnum; i++) {
         const uint8_t *sh = elf + shoff + (uint64_t)i * shentsize;
         const uint32_t name = rd32(sh);
@@ -51,11 +69,11 @@ static bc_status cuinfo_toolkit(const uint8_t *elf, size_t len, uint32_t *out)
         if (!inside(len, off, size) || size < 12)
             return BC_FAIL(BC_ERR_FATBIN_CORRUPT, "cubin", "note %s outside the cubin", want);
         const uint8_t *n = elf + off;
-        const uint32_t namesz = rd32(n), descsz = rd32(n + 4), type = rd32(n + 8);
+        const uint32_t namesz = rd32(n), descsz = rd32(n + 4);
         const uint64_t desc = 12u + (((uint64_t)namesz + 3u) & ~3ull);
-        if (type != NOTE_CUINFO || descsz < 8 || desc > size || size - desc < descsz)
+        if (desc > size || size - desc < descsz)
             return BC_FAIL(BC_ERR_FATBIN_CORRUPT, "cubin", "note %s is malformed", want);
-        *out = rd32(n + desc + 4);
+        *out = release_in(n + desc, descsz);
         return BC_OK;
     }
     return BC_OK;
@@ -72,16 +90,14 @@ bc_status bc__cubin_requirement(const bc__fatbin_entry *e, const uint8_t *elf, s
         return BC_FAIL(BC_ERR_FATBIN_CORRUPT, "cubin", "the sm_%u%s entry is not a 64-bit ELF",
                        e->arch, e->suffix == 'a' ? "a" : e->suffix == 'f' ? "f" : "");
     bc__cubin_req r = {0, elf[8], 0};
-    if (r.abi >= 8) {
-        uint32_t tk = 0;
-        bc_status st = cuinfo_toolkit(elf, len, &tk);
-        if (st)
-            return st;
-        r.toolkit = tk >= 130 ? toolkit_version(tk) : 13000;
-    } else {
-        const uint32_t v = rd32(elf + 20); /* e_version: the toolkit, 10 * major + minor */
-        r.toolkit = v >= 10 && v < 1000 ? toolkit_version(v) : 0;
-    }
+    uint32_t tk = 0;
+    bc_status st = tkinfo_release(elf, len, &tk);
+    if (st)
+        return st;
+    const uint32_t v = rd32(elf + 20); /* ABI 7: e_version is the toolkit, 10 * major + minor */
+    if (tk == 0 && r.abi < 8 && v >= 10 && v < 1000)
+        tk = v;
+    r.toolkit = tk ? toolkit_version(tk) : r.abi >= 8 ? 13000 : 0;
     const int major = r.toolkit / 1000 * 1000, arch = bc__arch_min_driver(e->arch, e->suffix);
     r.min_driver = major > arch ? major : arch;
     if (r.min_driver < FLOOR)

@@ -1,14 +1,13 @@
 /* Internal: the oldest CUDA driver that loads a cubin, read from the cubin.
  *
- * ptxas writes its toolkit's version into every cubin, in one of two ELF
- * layouts (observed on ptxas 12.9 and 13.0; the same reading is in LLVM's
- * ELF support since its CUDA 13 update):
- *
- *   ELF ABI version 7 (EI_OSABI 0x33, CUDA 12.x and older ptxas): e_version
- *     holds the toolkit as 10 * major + minor (0x81 = 129: CUDA 12.9);
- *   ELF ABI version 8 (EI_OSABI 0x41, CUDA 13 ptxas): e_version is 1 and the
- *     toolkit moves to the .note.nv.cuinfo note (desc: u16 version, u16 SM,
- *     u32 toolkit, 0x82 = 130: CUDA 13.0); the e_flags layout changed too.
+ * ptxas writes its toolkit's version into every cubin (observed on ptxas
+ * 12.9 and 13.0): the .note.nv.tkinfo note carries its banner ("Cuda
+ * compilation tools, release 13.0, ..."); without the note, an ELF ABI 7
+ * cubin's e_version holds it as 10 * major + minor (0x81 = 129: CUDA 12.9).
+ * The ELF layout itself changed: ABI 8 (EI_OSABI 0x41, a new e_flags
+ * layout) is what ptxas 12.8/12.9 writes for Blackwell targets and what
+ * ptxas 13 writes for every target; ptxas 12.x writes ABI 7 (EI_OSABI 0x33)
+ * for the others. An ABI 8 cubin with no readable version counts as 13.0.
  *
  * NVIDIA's compatibility rule (CUDA minor-version compatibility): a cubin
  * from toolkit X.y loads on any driver of the same major release X, from

@@ -12,6 +12,7 @@ static const bc__gemm_config configs[] = {{
     .smem_bytes = BC_SM100_SMEM_BYTES,
     .weight_pct = 100,
     .tma = 1,
+    .persistent = 1,
     .kernel = {{BC_K_GEMM_SM100_BF16_BF16, BC_K_GEMM_SM100_BF16_F16, BC_K_GEMM_SM100_BF16_F32},
                {BC_K_GEMM_SM100_F16_BF16, BC_K_GEMM_SM100_F16_F16, BC_K_GEMM_SM100_F16_F32}},
 }};

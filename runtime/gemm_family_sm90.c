@@ -8,7 +8,8 @@
     {                                                                                          \
         .name = "sm90_" nm, .bm = 64u * (cons), .bn = (bn_), .bk = BC_SM90_BK,                 \
         .threads = BC_SM90_THREADS(cons), .smem_bytes = BC_SM90_SMEM_BYTES(cons, bn_, stages), \
-        .weight_pct = (w), .tma = 1, .tma_store = !(ks), .split = (ks), .pdl = 1,              \
+        .weight_pct = (w), .tma = 1, .tma_store = !(ks), .split = (ks), .persistent = !(ks),   \
+        .pdl = 1,                                                                              \
         .kernel = {{id, id, id}, {id, id, id}},                                               \
     }
 static const bc__gemm_config configs[] = {

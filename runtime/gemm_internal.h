@@ -16,6 +16,7 @@ typedef struct bc__gemm_config {
     int tma;                 /* A and B are read through tensor maps (else through params.a/b) */
     int tma_store;           /* the epilogue can store D through tmap_d */
     int split;               /* split-K over a cluster of S = 2, 4 or 8 CTAs per tile */
+    int persistent;          /* whole-tile grid of min(tiles, SMs) CTAs walking the tiles (else one CTA per tile) */
     int pdl;                 /* the kernel waits for the previous grid (griddepcontrol.wait) */
     bc__kernel_id kernel[2][3]; /* [ab_type][d_type] */
 } bc__gemm_config;

@@ -310,15 +310,19 @@ static void fill_params(bc_gemm_plan *pl)
     p->ldb = (uint32_t)d->ldb;
 }
 
-/* Whole-tile kernels: a persistent grid of one CTA per tile, at most one per
- * SM (the kernels' shared memory allows one CTA per SM). Split-K kernels:
- * one cluster of S CTAs per tile. */
+/* Persistent whole-tile kernels: a grid of one CTA per tile, at most one
+ * per SM (the kernels' shared memory allows one CTA per SM). Split-K
+ * kernels: one cluster of S CTAs per tile. The others (portable): one CTA
+ * per tile, as many resident per SM as fit. */
 static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
 {
     const bc__gemm_config *c = pl->config;
     const bc_gemm_params *p = &pl->params;
     const uint32_t tiles = p->tiles_m * p->tiles_n;
-    const uint32_t grid = c->split ? tiles * p->split_k : tiles < sm_count ? tiles : sm_count;
+    const uint32_t grid = c->split        ? tiles * p->split_k
+                          : !c->persistent ? tiles
+                          : tiles < sm_count ? tiles
+                                             : sm_count;
     CUlaunchConfig *lc = &pl->launch;
     memset(lc, 0, sizeof *lc);
     lc->gridDimX = grid;
