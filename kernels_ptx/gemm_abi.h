@@ -74,6 +74,28 @@
 #define BC_SM100_BAR_BYTES 128
 #define BC_SM100_SMEM_BYTES (BC_SM100_STAGES * BC_SM100_STAGE_BYTES + BC_SM100_BAR_BYTES + 1024)
 
+/* ---- portable configurations (mma.sync m16n8k16 + ldmatrix + cp.async;
+ * sm_80 and every later GPU, and built into the sm_90a image too). Each:
+ * a BM x BN CTA tile, K in blocks of BK through a ring of STAGES
+ * XOR-swizzled shared-memory stages filled by cp.async; WM x WN warps, each
+ * owning a (BM/WM) x (BN/WN) piece of the tile. The epilogue stages each
+ * warp's accumulators through the (then idle) ring, 32 columns at a time.
+ * Every configuration stays within 99 KiB of shared memory (the opt-in
+ * limit of sm_86, sm_89 and sm_120), so one image serves every part.
+ * "BM, BN, BK, WM, WN, STAGES": */
+#define BC_SM80_CFG_128X256 128, 256, 32, 2, 4, 3
+#define BC_SM80_CFG_128X128 128, 128, 32, 2, 2, 4
+#define BC_SM80_CFG_64X64 64, 64, 32, 2, 2, 5
+#define BC_SM80_CFG_64X32 64, 32, 64, 4, 1, 6
+#define BC_SM80_SMEM_LIMIT 101376 /* 99 KiB */
+#define BC_SM80_STAGE_BYTES(bm, bn, bk) (((bm) + (bn)) * (bk) * 2)
+#define BC_SM80_SMEM_BYTES(bm, bn, bk, stages) ((stages) * BC_SM80_STAGE_BYTES(bm, bn, bk))
+#define BC_SM80_THREADS(wm, wn) (32 * (wm) * (wn))
+#define BC__SM80_SMEM6(bm, bn, bk, wm, wn, stages) BC_SM80_SMEM_BYTES(bm, bn, bk, stages)
+#define BC__SM80_THREADS6(bm, bn, bk, wm, wn, stages) BC_SM80_THREADS(wm, wn)
+#define BC_SM80_SMEM_OF(cfg) BC__APPLY(BC__SM80_SMEM6, cfg)
+#define BC_SM80_THREADS_OF(cfg) BC__APPLY(BC__SM80_THREADS6, cfg)
+
 /* bc_gemm_params.flags */
 #define BC_GEMM_F_C 1u         /* add beta * C */
 #define BC_GEMM_F_BIAS 2u      /* add bias[n] */
@@ -109,7 +131,10 @@ _Static_assert(__builtin_offsetof(bc_gemm_params, tmap_b) == 128, "tmap_b offset
 _Static_assert(__builtin_offsetof(bc_gemm_params, tmap_d) == 256, "tmap_d offset");
 _Static_assert(__builtin_offsetof(bc_gemm_params, d) == 384, "d offset");
 _Static_assert(__builtin_offsetof(bc_gemm_params, tmap_c) == 512, "tmap_c offset");
+_Static_assert(__builtin_offsetof(bc_gemm_params, lda) == 468, "lda offset");
+_Static_assert(__builtin_offsetof(bc_gemm_params, ldb) == 472, "ldb offset");
 _Static_assert(__builtin_offsetof(bc_gemm_params, a) == 480, "a offset");
+_Static_assert(__builtin_offsetof(bc_gemm_params, b) == 488, "b offset");
 
 
 /* Smoke kernel: out[i] = bc_smoke_value(i, seed) for i < n. */

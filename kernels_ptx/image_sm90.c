@@ -1,4 +1,6 @@
 /* The sm_90a image: one translation unit so that all its kernels land in one
- * cubin (the driver loads one image per device). */
+ * cubin (the driver loads one image per device). The portable kernels ride
+ * along so that the H100 runs them when a plan names one (config "sm80_*"). */
 #include "smoke.c"
 #include "gemm_sm90.c"
+#include "gemm_sm80.c"

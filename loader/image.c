@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cubin.h"
 #include "digest.h"
 #include "driver.h"
 #include "error.h"
@@ -102,12 +103,13 @@ static bc_status load_module(const uint8_t *cubin, const char *arch, CUmodule *o
                     d.cu_name[0] ? d.cu_name : "CUresult", d.cu_result, log[0] ? log : "(empty)");
 }
 
-/* Resolves every manifest kernel of family ALL or `fam` into img->fn and
- * sets the dynamic shared-memory limit of those that use it. */
-static bc_status resolve_kernels(bc__image *img, bc__family fam)
+/* Resolves every manifest kernel of the families in `fams` (a mask of
+ * 1u << bc__family) into img->fn and sets the dynamic shared-memory limit
+ * of those that use it. */
+static bc_status resolve_kernels(bc__image *img, unsigned fams)
 {
     for (int i = 0; i < BC__KERNEL_COUNT; i++) {
-        if (manifest[i].family != BC__FAM_ALL && (fam == BC__FAM_NONE || manifest[i].family != fam))
+        if (!(fams & (1u << manifest[i].family)))
             continue;
         bc_status st = BC_CU(cuModuleGetFunction, &img->fn[i], img->module, manifest[i].symbol);
         if (st) {
@@ -158,11 +160,14 @@ bc_status bc__image_load_from(bc__image *img, const uint8_t *buf, size_t len, ui
     if (st)
         goto fail;
     bc__fatbin_arch_name(&e, tmp.arch, sizeof tmp.arch);
+    st = bc__cubin_check_driver(&e, buf, tmp.arch, bc__driver_version()); /* before the driver sees it */
+    if (st)
+        goto fail;
     double t1 = now_us();
     st = load_module(buf + e.payload_offset, tmp.arch, &tmp.module);
     if (st)
         goto fail;
-    st = resolve_kernels(&tmp, bc__image_family(&e));
+    st = resolve_kernels(&tmp, bc__image_families(&e));
     if (st)
         goto fail_unload;
     double t2 = now_us();

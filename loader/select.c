@@ -84,14 +84,16 @@ bc_status bc__select_image(const bc__fatbin_entry *entries, size_t n, int cc_maj
     return BC_OK;
 }
 
-bc__family bc__image_family(const bc__fatbin_entry *e)
+unsigned bc__image_families(const bc__fatbin_entry *e)
 {
-    unsigned major = e->arch / 10;
+    const unsigned major = e->arch / 10, all = 1u << BC__FAM_ALL;
     if (e->kind != BC__FATBIN_KIND_ELF)
-        return BC__FAM_NONE;
+        return 0;
+    if (major == 8 || major == 12)
+        return all | 1u << BC__FAM_SM80;
     if (major == 9)
-        return BC__FAM_SM90;
+        return all | 1u << BC__FAM_SM90 | 1u << BC__FAM_SM80;
     if (major == 10 || major == 11)
-        return BC__FAM_SM100;
-    return BC__FAM_NONE;
+        return all | 1u << BC__FAM_SM100;
+    return all;
 }

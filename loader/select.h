@@ -11,9 +11,10 @@
  * Among the images that run, an exact arch-specific image beats a family
  * image, which beats a plain one; within a class the highest minor wins (the
  * image closest to the device), then the first in file order. With the
- * images barecuda embeds (sm_90a, sm_100a, sm_100f, sm_103a, sm_110a):
- * CC 9.0 -> sm_90a; 10.0 -> sm_100a; 10.1 -> sm_100f; 10.3 -> sm_103a;
- * 11.0 -> sm_110a; anything else -> BC_ERR_UNSUPPORTED_ARCH.
+ * images barecuda embeds (sm_80, sm_90a, sm_100a, sm_100f, sm_103a, sm_110a,
+ * sm_120): CC 8.x -> sm_80; 9.0 -> sm_90a; 10.0 -> sm_100a; 10.1 ->
+ * sm_100f; 10.3 -> sm_103a; 11.0 -> sm_110a; 12.x -> sm_120; anything else
+ * (7.5 and older, 9.x > 9.0) -> BC_ERR_UNSUPPORTED_ARCH.
  *
  * The winner is chosen before its compression is looked at: a compressed
  * winner is BC_ERR_FATBIN_COMPRESSED, never silently skipped for a worse one.
@@ -31,6 +32,7 @@ typedef enum bc__family {
     BC__FAM_ALL,
     BC__FAM_SM90,
     BC__FAM_SM100,
+    BC__FAM_SM80, /* the portable mma.sync kernels */
 } bc__family;
 
 /* Picks the entry of entries[0..n) that a device of compute capability
@@ -42,8 +44,11 @@ typedef enum bc__family {
 bc_status bc__select_image(const bc__fatbin_entry *entries, size_t n, int cc_major, int cc_minor,
                            size_t *out_index);
 
-/* The manifest family of a cubin: sm_9x -> SM90; sm_10x and sm_11x (the
- * Blackwell images, built from one source) -> SM100; else NONE. */
-bc__family bc__image_family(const bc__fatbin_entry *e);
+/* The manifest families a cubin carries, as a mask of (1u << bc__family):
+ * every cubin has ALL; sm_8x and sm_12x add SM80 (the portable image);
+ * sm_9x adds SM90 and SM80 (the portable kernels ride along in the Hopper
+ * image so that they can be run on it); sm_10x and sm_11x (the Blackwell
+ * images, built from one source) add SM100. A PTX or NVVM entry: 0. */
+unsigned bc__image_families(const bc__fatbin_entry *e);
 
 #endif

@@ -58,6 +58,7 @@ static bc_status query_info(bc_device *dev)
         st = query_attr(dev->cudev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
                         &in->smem_per_block_optin);
     if (!st) st = query_attr(dev->cudev, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &in->l2_bytes);
+    if (!st) st = query_attr(dev->cudev, CU_DEVICE_ATTRIBUTE_INTEGRATED, &in->integrated);
     if (!st) st = BC_CU(cuDeviceTotalMem, &in->total_mem_bytes, dev->cudev);
     if (!st) st = BC_CU(cuDriverGetVersion, &in->driver_version);
     if (!st)

@@ -16,6 +16,7 @@ static void *lib_handle;
 static unsigned refs;
 static const bc__driver *override;
 static const char *library_path = "libcuda.so.1";
+static int driver_version;
 
 static const char *const entry_names[] = {
 #define X(name, ver) #name,
@@ -89,6 +90,7 @@ static bc_status check_and_init(bc__driver_timing *tm)
         return bc__fail(BC_ERR_DRIVER_TOO_OLD, (int)r, "", "cuDriverGetVersion", __FILE__, __LINE__,
                         "driver reports CUDA %d.%d; barecuda needs 12.0 or newer", version / 1000,
                         (version % 1000) / 10);
+    driver_version = version;
     double t0 = now_us();
     r = table.cuInit(0);
     tm->cuinit_us = now_us() - t0;
@@ -102,6 +104,14 @@ static bc_status check_and_init(bc__driver_timing *tm)
         return bc__fail(BC_ERR_DRIVER, r, "", "cuInit", __FILE__, __LINE__, "cuInit failed (CUresult %d)",
                         (int)r);
     return BC_OK;
+}
+
+int bc__driver_version(void)
+{
+    pthread_mutex_lock(&drv_lock);
+    const int v = driver_version;
+    pthread_mutex_unlock(&drv_lock);
+    return v;
 }
 
 bc_status bc__driver_acquire(bc__driver_timing *out_timing)

@@ -37,6 +37,10 @@ typedef struct bc__driver_timing {
  * Serialised by a process-wide mutex. out_timing may be NULL. */
 bc_status bc__driver_acquire(bc__driver_timing *out_timing);
 
+/* The CUDA version the driver reported at the first acquire
+ * (cuDriverGetVersion: 12060 for CUDA 12.6); 0 before any. */
+int bc__driver_version(void);
+
 /* Drops a reference; the last one forgets the table and dlcloses. */
 void bc__driver_release(void);
 

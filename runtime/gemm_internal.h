@@ -9,16 +9,16 @@
 /* One compiled-in configuration: what the plan needs to know about a kernel. */
 typedef struct bc__gemm_config {
     const char *name;
-    int family;              /* 9 (sm_90a) or 10 (Blackwell images) */
     uint32_t bm, bn, bk;     /* CTA tile */
     uint32_t threads;
     uint32_t smem_bytes;
     uint32_t tmem_cols;      /* tensor-memory columns each CTA allocates (Blackwell), else 0 */
     uint32_t weight_pct;     /* the rule's relative throughput of a full wave (README) */
+    int tma;                 /* A and B are read through tensor maps (else through params.a/b) */
     int tma_store;           /* the epilogue can store D through tmap_d */
     int split;               /* split-K over a cluster of S = 2, 4 or 8 CTAs per tile */
+    int persistent;          /* whole-tile grid of min(tiles, SMs) CTAs walking the tiles (else one CTA per tile) */
     int pdl;                 /* the kernel waits for the previous grid (griddepcontrol.wait) */
-    int persistent;          /* grid = min(tiles, SMs) walking tiles; else one CTA (or cluster) per tile */
     uint32_t max_m;          /* 0: any M; else a skinny-M kernel, only for M <= max_m */
     uint32_t a_rows;         /* rows of A a stage loads (the A tensor map's box) */
     bc__kernel_id kernel[2][3]; /* [ab_type][d_type] */

@@ -4,54 +4,17 @@
 #include <string.h>
 
 #include "error.h"
+#include "gemm_family.h"
 #include "gemm_internal.h"
 
 #define MAX_DIM 0x7FFFFFFFll
 #define GROUP_M 8u /* tile raster band height (tile_sched.h); 4 and 16 measured no better */
 #define BC_MAX_SPLIT_K 8u      /* CTAs per cluster: the portable maximum */
-#define BC_SPLIT_COST_KB 24u   /* the rule's cost of a split-K wave, in k-blocks of the tile (measured) */
 
-/* sm_90a: one kernel per configuration, types are launch parameters. The
- * weights are each configuration's throughput on a full wave relative to
- * 128x256 (README, "GEMM configurations"; measured, kernels_ptx/PERF_NOTES.md). */
-#define SM90_CONFIG(nm, id, w, cons, bn_, stages, ks, ar)                                     \
-    {                                                                                         \
-        .name = "sm90_" nm, .family = 9, .bm = 64u * (cons), .bn = (bn_), .bk = BC_SM90_BK,   \
-        .threads = BC_SM90_THREADS(cons), .smem_bytes = BC_SM90_SMEM_BYTES(cons, bn_, stages, ar), \
-        .a_rows = (ar), .max_m = (ar) < 64u * (cons) ? (ar) : 0u,                             \
-        .weight_pct = (w), .tma_store = !(ks), .split = (ks), .pdl = 1, .persistent = !(ks),    \
-        .kernel = {{id, id, id}, {id, id, id}},                                              \
-    }
-static const bc__gemm_config sm90_configs[] = {
-    BC__APPLY(SM90_CONFIG, "128x256", BC_K_GEMM_SM90_128X256, 100, BC_SM90_CFG_128X256),
-    BC__APPLY(SM90_CONFIG, "128x256s", BC_K_GEMM_SM90_128X256S, 100, BC_SM90_CFG_128X256S),
-    BC__APPLY(SM90_CONFIG, "128x128", BC_K_GEMM_SM90_128X128, 90, BC_SM90_CFG_128X128),
-    BC__APPLY(SM90_CONFIG, "128x128s", BC_K_GEMM_SM90_128X128S, 90, BC_SM90_CFG_128X128S),
-    BC__APPLY(SM90_CONFIG, "128x64", BC_K_GEMM_SM90_128X64, 60, BC_SM90_CFG_128X64),
-    BC__APPLY(SM90_CONFIG, "64x32", BC_K_GEMM_SM90_64X32, 30, BC_SM90_CFG_64X32),
-    /* skinny M (M <= 16; the rule takes it outright, before any tile cost: PERF_NOTES.md): */
-    /* M <= 16: the 64x32 tile with stages of 16 A rows, twice the B bytes in flight */
-    BC__APPLY(SM90_CONFIG, "64x32m16", BC_K_GEMM_SM90_64X32M16, 30, BC_SM90_CFG_64X32M16),
-};
-#define SM90_CONFIG_COUNT (sizeof sm90_configs / sizeof sm90_configs[0])
-
-/* Blackwell images (sm_100a/100f/103a/110a): tcgen05, accumulator in TMEM.
- * Assembled and statically checked only: no Blackwell GPU has run it. */
-static const bc__gemm_config sm100_config = {
-    .name = "sm100_128x256x64_ws_s4_tmem2",
-    .family = 10,
-    .bm = BC_SM100_BM,
-    .bn = BC_SM100_BN,
-    .bk = BC_SM100_BK,
-    .threads = BC_SM100_THREADS,
-    .smem_bytes = BC_SM100_SMEM_BYTES,
-    .tmem_cols = BC_SM100_TMEM_COLS,
-    .weight_pct = 100,
-    .persistent = 1,
-    .a_rows = BC_SM100_BM,
-    .kernel = {{BC_K_GEMM_SM100_BF16_BF16, BC_K_GEMM_SM100_BF16_F16, BC_K_GEMM_SM100_BF16_F32},
-               {BC_K_GEMM_SM100_F16_BF16, BC_K_GEMM_SM100_F16_F16, BC_K_GEMM_SM100_F16_F32}},
-};
+/* Every family's table (gemm_family.h); the rule knows them only through these. */
+static const bc__gemm_family *const families[] = {&bc__gemm_family_sm90, &bc__gemm_family_sm100,
+                                                  &bc__gemm_family_sm80};
+#define FAMILY_COUNT (sizeof families / sizeof families[0])
 
 static const char *const kernel_names[BC__KERNEL_COUNT] = {
 #define K(id, sym, fam, smem) [BC_K_##id] = #sym,
@@ -170,18 +133,19 @@ static uint32_t split_options(const bc__gemm_config *c, uint32_t want, uint32_t 
     return n;
 }
 
-/* The rule's cost of configuration c with K split S ways for an M x N x K
- * problem on `sms` SMs: its waves (rounds of one CTA per SM) times the time
- * of one CTA, modelled as the tile's area times its k-blocks (plus a fixed
- * BC_SPLIT_COST_KB for a split-K reduction) over the configuration's
- * relative throughput (weight). Integer arithmetic, so the choice is the
- * same on every host. */
-static uint64_t rule_cost(const bc__gemm_config *c, uint32_t s, const bc_gemm_desc *d, uint32_t sms)
+/* The rule's cost of configuration c of family f with K split S ways for
+ * an M x N x K problem on `sms` SMs: its waves (rounds of one CTA per SM)
+ * times the time of one CTA, modelled as the tile's area times its k-blocks
+ * (plus the family's fixed split_cost_kb for a split-K reduction) over the
+ * configuration's relative throughput (weight). Integer arithmetic, so the
+ * choice is the same on every host. */
+static uint64_t rule_cost(const bc__gemm_family *f, const bc__gemm_config *c, uint32_t s, const bc_gemm_desc *d,
+                          uint32_t sms)
 {
     const uint64_t ctas = (uint64_t)ceil_div((uint64_t)d->m, c->bm) * ceil_div((uint64_t)d->n, c->bn) * s;
     const uint64_t waves = (ctas + sms - 1) / sms;
     const uint64_t kb = ceil_div((uint64_t)d->k, c->bk);
-    const uint64_t work = (kb + s - 1) / s + (s > 1 ? BC_SPLIT_COST_KB : 0);
+    const uint64_t work = (kb + s - 1) / s + (s > 1 ? f->split_cost_kb : 0);
     return waves * c->bm * c->bn * work * 100u / c->weight_pct;
 }
 
@@ -199,64 +163,95 @@ static uint32_t documented_tmem_cols(int cc_major, int cc_minor)
     return cc == 100 || cc == 101 || cc == 103 || cc == 110 ? 512u : 0u;
 }
 
+/* Family f's role on this device (gemm_family.h). */
+static bc__gemm_role family_role(const bc__gemm_family *f, const bc_device *dev)
+{
+    for (size_t i = 0; i < f->arch_count; i++)
+        if (f->archs[i].major == dev->info.cc_major &&
+            (f->archs[i].minor < 0 || f->archs[i].minor == dev->info.cc_minor))
+            return f->archs[i].role;
+    return BC__ROLE_NONE;
+}
+
+/* The configuration called `name` in any family, and its family. */
+static const bc__gemm_config *find_config(const char *name, const bc__gemm_family **out_family)
+{
+    for (size_t i = 0; i < FAMILY_COUNT; i++)
+        for (size_t j = 0; j < families[i]->count; j++)
+            if (strcmp(families[i]->configs[j].name, name) == 0) {
+                *out_family = families[i];
+                return &families[i]->configs[j];
+            }
+    return NULL;
+}
+
+/* The least-cost (configuration, split) of family f for the problem, among
+ * `named` alone when it is set; *best_c stays NULL when none qualifies. A
+ * configuration whose shared memory the device cannot give is skipped by
+ * the rule (a named one is refused later, by name). */
+static void rule_pick(const bc__gemm_family *f, const bc__gemm_config *named, const bc_device *dev,
+                      const bc_gemm_desc *d, const bc__gemm_config **best_c, uint32_t *best_s, uint64_t *best)
+{
+    for (size_t i = 0; i < f->count; i++) {
+        const bc__gemm_config *c = &f->configs[i];
+        if (named != NULL ? named != c : (uint32_t)dev->info.smem_per_block_optin < c->smem_bytes)
+            continue;
+        /* a skinny-M configuration: only within its M range, and there it wins outright (it streams B
+         * with twice the bytes in flight; the tiles' cost model does not apply) */
+        if (c->max_m != 0 && (uint64_t)d->m > c->max_m)
+            continue;
+        uint32_t opts[3];
+        const uint32_t n = split_options(c, d->split_k, ceil_div((uint64_t)d->k, c->bk), opts);
+        for (uint32_t j = 0; j < n; j++) {
+            const uint64_t cost = c->max_m ? 0 : rule_cost(f, c, opts[j], d, (uint32_t)dev->info.sm_count);
+            if (*best_c == NULL || cost < *best)
+                *best_c = c, *best_s = opts[j], *best = cost;
+        }
+    }
+}
+
 /* The documented configuration rule (README, "GEMM configurations"), or the
- * caller's explicit choice of configuration and/or split. */
+ * caller's explicit choice of configuration and/or split: the families
+ * whose role on this device is RULE (or, for a named configuration, any
+ * family the device's image carries), walked in table order. */
 static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config **out,
                                uint32_t *out_split, CUfunction *out_fn)
 {
-    const bc__gemm_config *c = NULL;
+    const bc__gemm_config *c = NULL, *named = NULL;
+    const bc__gemm_family *named_family = NULL;
     uint32_t split = 1;
-    const int fam = dev->info.cc_major == 9 && dev->info.cc_minor == 0       ? 9
-                    : dev->info.cc_major == 10 || dev->info.cc_major == 11 ? 10
-                                                                           : 0;
-    const uint32_t kb = ceil_div((uint64_t)d->k, BC_SM90_BK);
-    const bc__gemm_config *named = NULL;
+    uint64_t best = 0;
+    int any_family = 0;
     if (d->config != NULL) {
-        for (size_t i = 0; i < SM90_CONFIG_COUNT; i++)
-            if (strcmp(sm90_configs[i].name, d->config) == 0)
-                named = &sm90_configs[i];
-        if (strcmp(sm100_config.name, d->config) == 0)
-            named = &sm100_config;
-        if (named == NULL || named->family != fam)
+        named = find_config(d->config, &named_family);
+        if (named == NULL || family_role(named_family, dev) == BC__ROLE_NONE)
             return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "configuration '%s' is %s for sm_%d%d", d->config,
                            named == NULL ? "unknown" : "not built", dev->info.cc_major, dev->info.cc_minor);
-    }
-    if (fam == 9) {
-        uint64_t best = 0;
-        for (size_t i = 0; i < SM90_CONFIG_COUNT; i++) {
-            const bc__gemm_config *ci = &sm90_configs[i];
-            if (named != NULL && named != ci)
-                continue;
-            /* a skinny-M kernel: only within its M range, and there it wins outright (it streams B
-             * with twice the bytes in flight; the tiles' cost model does not apply) */
-            if (ci->max_m != 0 && (uint64_t)d->m > ci->max_m)
-                continue;
-            uint32_t opts[3];
-            const uint32_t n = split_options(ci, d->split_k, kb, opts);
-            for (uint32_t j = 0; j < n; j++) {
-                const uint64_t cost = ci->max_m ? 0 : rule_cost(ci, opts[j], d, (uint32_t)dev->info.sm_count);
-                if (c == NULL || cost < best)
-                    c = ci, split = opts[j], best = cost;
+        any_family = 1;
+        rule_pick(named_family, named, dev, d, &c, &split, &best);
+    } else {
+        for (size_t i = 0; i < FAMILY_COUNT; i++)
+            if (family_role(families[i], dev) == BC__ROLE_RULE) {
+                any_family = 1;
+                rule_pick(families[i], NULL, dev, d, &c, &split, &best);
             }
-        }
-        if (c == NULL && named != NULL && named->max_m && (uint64_t)d->m > named->max_m)
-            return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "%s takes M <= %u (M=%lld)", named->name,
-                           named->max_m, (long long)d->m);
-        if (c == NULL)
-            return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "split_k",
-                           "split_k=%u is not possible with %s (K=%lld: %u k-blocks; whole-tile configurations "
-                           "take split_k 0 or 1, split-K ones 0 or 2..)",
-                           d->split_k, named ? named->name : "any configuration", (long long)d->k, kb);
-    } else if (fam == 10) {
-        c = named ? named : &sm100_config;
-        if (d->split_k > 1)
-            return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "split_k", "configuration %s has no split-K (split_k=%u)",
-                           c->name, d->split_k);
     }
-    if (c == NULL)
+    if (!any_family)
         return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "no GEMM configuration for sm_%d%d",
                        dev->info.cc_major, dev->info.cc_minor);
-    if ((uint32_t)dev->info.smem_per_block_optin < c->smem_bytes)
+    if (c == NULL && named == NULL && d->split_k <= 1)
+        return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config",
+                       "no GEMM configuration fits the %d bytes of shared memory sm_%d%d offers",
+                       dev->info.smem_per_block_optin, dev->info.cc_major, dev->info.cc_minor);
+    if (c == NULL && named != NULL && named->max_m && (uint64_t)d->m > named->max_m)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "%s takes M <= %u (M=%lld)", named->name, named->max_m,
+                       (long long)d->m);
+    if (c == NULL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "split_k",
+                       "split_k=%u is not possible with %s (K=%lld; whole-tile configurations take split_k 0 or 1, "
+                       "split-K ones 0 or 2.., up to the k-blocks)",
+                       d->split_k, named ? named->name : "any configuration", (long long)d->k);
+    if ((uint32_t)dev->info.smem_per_block_optin < c->smem_bytes) /* a named configuration */
         return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "%s needs %u bytes of shared memory, device offers %d",
                        c->name, c->smem_bytes, dev->info.smem_per_block_optin);
     const uint32_t tmem = documented_tmem_cols(dev->info.cc_major, dev->info.cc_minor);
@@ -307,6 +302,8 @@ static bc__tmap_desc out_map_desc(const char *what, bc_devptr base, int64_t ld, 
 
 static bc_status encode_maps(bc_gemm_params *p, const bc_gemm_desc *d, const bc__gemm_config *c)
 {
+    if (!c->tma)
+        return BC_OK; /* the kernel reads A and B through params.a/b */
     const bc__tmap_desc ta = {"A", d->ab_type, d->a, (uint64_t)d->k, (uint64_t)d->m, (uint64_t)d->lda * 2,
                               c->bk, c->a_rows, 128};
     const bc__tmap_desc tb = {"B", d->ab_type, d->b, (uint64_t)d->k, (uint64_t)d->n, (uint64_t)d->ldb * 2,
@@ -357,15 +354,19 @@ static void fill_params(bc_gemm_plan *pl)
     p->split_k = 1;
 }
 
-/* Whole-tile kernels: a persistent grid of one CTA per tile, at most one per
- * SM (the kernels' shared memory allows one CTA per SM). Split-K kernels:
- * one cluster of S CTAs per tile. */
+/* Persistent whole-tile kernels: a grid of one CTA per tile, at most one
+ * per SM (the kernels' shared memory allows one CTA per SM). Split-K
+ * kernels: one cluster of S CTAs per tile. The others (portable): one CTA
+ * per tile, as many resident per SM as fit. */
 static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
 {
     const bc__gemm_config *c = pl->config;
     const bc_gemm_params *p = &pl->params;
     const uint32_t tiles = p->tiles_m * p->tiles_n;
-    const uint32_t grid = !c->persistent ? tiles * p->split_k : tiles < sm_count ? tiles : sm_count;
+    const uint32_t grid = c->split        ? tiles * p->split_k
+                          : !c->persistent ? tiles
+                          : tiles < sm_count ? tiles
+                                             : sm_count;
     CUlaunchConfig *lc = &pl->launch;
     memset(lc, 0, sizeof *lc);
     lc->gridDimX = grid;
@@ -461,9 +462,11 @@ bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b
     if (st)
         return st;
     bc_gemm_params p = plan->params;
-    st = bc__tmap_set_address(p.tmap_a, "A", a);
-    if (!st)
-        st = bc__tmap_set_address(p.tmap_b, "B", b);
+    if (plan->config->tma) {
+        st = bc__tmap_set_address(p.tmap_a, "A", a);
+        if (!st)
+            st = bc__tmap_set_address(p.tmap_b, "B", b);
+    }
     if (!st && (p.flags & BC_GEMM_F_TMA_STORE))
         st = bc__tmap_set_address(p.tmap_d, "D", d);
     if (!st && (p.flags & BC_GEMM_F_C_SMEM))

@@ -28,7 +28,7 @@ with their configuration and % of floor, and the split by epilogue.
 
 usage: tools/bench_compare.py [--shapes MxNxK,...] [--dtype bf16|f16] [--out bf16|f16|f32]
                               [--replays R] [--peak-flops F] [--peak-bw B] [--barecuda PATH]
-                              [--order ours-first|cublas-first] [--json | --markdown] [--csv FILE]
+                              [--order ours-first|cublas-first] [--config NAME] [--json | --markdown] [--csv FILE]
        tools/bench_compare.py --sweep COUNT --seed S [--mem-cap BYTES] [--epilogue-fraction F]
                               [--replays R] [--barecuda PATH] [--order ...] [--json | --markdown] [--csv FILE]
 """
@@ -183,6 +183,7 @@ def main(argv):
     ap.add_argument("--peak-flops", type=float, default=800e12, help="FLOP/s for the floor (default 800e12)")
     ap.add_argument("--peak-bw", type=float, default=3.02e12, help="bytes/s for the floor (default 3.02e12)")
     ap.add_argument("--barecuda", default=os.path.join(ROOT, "build", "bin", "barecuda"))
+    ap.add_argument("--config", default=None, help="barecuda configuration to force (e.g. sm80_128x256)")
     ap.add_argument("--order", choices=["ours-first", "cublas-first"], default="ours-first")
     fmt_group = ap.add_mutually_exclusive_group()
     fmt_group.add_argument("--json", action="store_true")
@@ -205,10 +206,12 @@ def main(argv):
         ap.error("--replays must be >= 1")
     shapes_arg = ",".join(f"{m}x{n}x{k}" for (m, n, k) in args.shapes)
     ours_cmd = [args.barecuda, "bench", "--json", "--shapes", shapes_arg, "--dtype", args.dtype, "--out", args.out,
-                "--replays", str(args.replays)]
+                "--replays", str(args.replays)] + (["--config", args.config] if args.config else [])
     cublas_cmd = [sys.executable, os.path.join(ROOT, "tools", "bench_cublas.py"), "--json", "--dtype", args.dtype,
                   "--out", args.out] + [f"{m}x{n}x{k}" for (m, n, k) in args.shapes]
     notes = []
+    if args.config:
+        notes.append(f"barecuda forced to configuration {args.config}")
     if args.replays != 20:
         notes.append(f"barecuda median of {args.replays} replays, cuBLAS of 20 (bench_cublas.py's fixed count)")
     if args.out != args.dtype:

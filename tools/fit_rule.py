@@ -6,7 +6,7 @@ Input: the CSV files of `barecuda bench --sweep N --seed S --config C --split K
 writes them), several seeds. Each (seed, index) is one shape with its
 epilogue; each PASS row one measured candidate (configuration, split).
 
-The rule is runtime/gemm_plan.c's rule_cost(), in Python with the same
+The rule is runtime/gemm_plan.c's rule_cost() over runtime/gemm_family_sm90.c's table, in Python with the same
 integer arithmetic: for every candidate (whole-tile configurations with split
 1; split-K configurations with S = 2, 4, 8 up to the k-blocks)
 
@@ -45,12 +45,18 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def read_rule(plan_c=None, abi_h=None):
-    """The compiled rule: {'configs': [...], 'split_cost': int, 'max_split': int, 'extra': {...}}."""
+def read_rule(plan_c=None, abi_h=None, family_c=None):
+    """The compiled rule: {'configs': [...], 'split_cost': int, 'max_split': int, 'extra': {...}}. The sm_90a
+    table and its split cost live in runtime/gemm_family_sm90.c, the split limit in runtime/gemm_plan.c."""
     plan_c = plan_c or os.path.join(ROOT, "runtime", "gemm_plan.c")
+    family_c = family_c or (plan_c if plan_c.endswith("family_sm90.c") else
+                            os.path.join(os.path.dirname(plan_c), "gemm_family_sm90.c"))
     abi_h = abi_h or os.path.join(ROOT, "kernels_ptx", "gemm_abi.h")
     with open(plan_c) as f:
         plan = f.read()
+    if os.path.exists(family_c) and family_c != plan_c:
+        with open(family_c) as f:
+            plan += "\n" + f.read()
     with open(abi_h) as f:
         abi = f.read()
 
@@ -73,7 +79,9 @@ def read_rule(plan_c=None, abi_h=None):
                      "max_m": max_m})
     if not cfgs:
         raise ValueError(f"no SM90_CONFIG entries in {plan_c}")
-    return {"configs": cfgs, "split_cost": define(plan, "BC_SPLIT_COST_KB"), "max_split": define(plan, "BC_MAX_SPLIT_K"),
+    m = re.search(r"\.split_cost_kb\s*=\s*(\d+)", plan)
+    split_cost = int(m.group(1)) if m else define(plan, "BC_SPLIT_COST_KB")
+    return {"configs": cfgs, "split_cost": split_cost, "max_split": define(plan, "BC_MAX_SPLIT_K"),
             "bk": bk, "extra": {"tile_kb": 0, "c_kb": 0, "f32_kb": 0}}
 
 

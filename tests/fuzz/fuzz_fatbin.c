@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "fatbin.h"
+#include "cubin.h"
 #include "select.h"
 
 #define CAP 4 /* small, so the too-many-entries path runs too */
@@ -57,7 +58,7 @@ static void check_entries(const uint8_t *data, size_t size, const bc__fatbin_ent
     }
 }
 
-static void check_selection(const bc__fatbin_entry *e, size_t n)
+static void check_selection(const uint8_t *data, const bc__fatbin_entry *e, size_t n)
 {
     for (size_t c = 0; c < sizeof ccs / sizeof ccs[0]; c++) {
         size_t idx = SIZE_MAX;
@@ -75,7 +76,12 @@ static void check_selection(const bc__fatbin_entry *e, size_t n)
             CHECK(e[idx].arch % 10 == (unsigned)ccs[c][1]);
         else
             CHECK(e[idx].arch % 10 <= (unsigned)ccs[c][1]);
-        (void)bc__image_family(&e[idx]);
+        CHECK((bc__image_families(&e[idx]) & (1u << BC__FAM_ALL)) != 0);
+        bc__cubin_req r;
+        st = bc__cubin_requirement(&e[idx], data + e[idx].payload_offset, e[idx].payload_size, &r);
+        CHECK(st == BC_OK || st == BC_ERR_FATBIN_CORRUPT);
+        if (st == BC_OK)
+            CHECK(r.min_driver >= 12000);
     }
 }
 
@@ -99,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     CHECK(st == BC_OK && n == counted);
     check_entries(data, size, e, n);
-    check_selection(e, n);
+    check_selection(data, e, n);
     if (e != small)
         free(e);
     return 0;

@@ -5,8 +5,8 @@
  * overlapping: a whole-tile plan, a split-K plan (its partials meet in
  * distributed shared memory, so it needs no workspace and may overlap
  * itself), a plan with beta*C (C through the stage ring), one whose D rows
- * are not 16-byte multiples (the copy-out store path), and a skinny-M plan.
- * BC_TEST_QUICK=1 runs 100 launches. */
+ * are not 16-byte multiples (the copy-out store path), a skinny-M plan, and
+ * the portable mma.sync family, named. BC_TEST_QUICK=1 runs 100 launches. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +169,19 @@ static void test_same_bytes_split_k_under_load(void **state)
     same_bytes_under_load(env, 200, 1000, 4096, "sm90_128x128s", 4, 0.0f); /* 2 x 8 tiles, K in 4 over clusters */
 }
 
+/* The portable family (the H100 runs it through the sm_90a image): a
+ * large-tile and the small-M configuration, each named. */
+static void test_same_bytes_portable_under_load(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    bc_device_info info;
+    CHECK_BC(bc_device_query(env->dev, &info));
+    if (!gpu_is_hopper(env) && info.cc_major != 8 && info.cc_major != 12)
+        skip(); /* the Blackwell images carry no portable kernels */
+    same_bytes_under_load(env, 2000, 2048, 1000, "sm80_128x256", 0, 0.0f);
+    same_bytes_under_load(env, 16, 4096, 4096, "sm80_64x32", 0, 0.0f);
+}
+
 static int setup(void **state) { return gpu_env_setup(state, 1ull << 30); }
 
 int main(void)
@@ -178,6 +191,7 @@ int main(void)
         cmocka_unit_test(test_same_bytes_split_k_under_load),
         cmocka_unit_test(test_same_bytes_beta_c_under_load),
         cmocka_unit_test(test_same_bytes_skinny_under_load),
+        cmocka_unit_test(test_same_bytes_portable_under_load),
     };
     return cmocka_run_group_tests_name("gpu_determinism", tests, setup, gpu_env_teardown);
 }

@@ -11,147 +11,7 @@
  * shapes up to 2^27 multiply-adds and 10 determinism runs (for the
  * compute-sanitizer passes, which slow kernels down a hundredfold).
  */
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "gpu_common.h"
-#include "ref.h"
-
-#define ARENA (3ull << 30)
-#define FULL_CHECK_MACS (1ull << 28) /* above this, check a sample of rows */
-#define SAMPLE_ROWS 48
-
-typedef struct gcase {
-    int64_t m, n, k;
-    bc_dtype ab, dt;
-    float alpha, beta;
-    int bias, relu;
-    int64_t pad; /* extra elements per row on every leading dimension */
-    uint64_t a_offset; /* bytes added to A's address (alignment probe) */
-    const char *config; /* NULL: the rule's choice */
-    uint32_t split_k;   /* bc_gemm_desc.split_k */
-    int64_t cd_pad;     /* extra elements per row of C and D only (odd: D rows not 16-B multiples) */
-    int64_t c_pad;      /* extra elements per row of C only */
-} gcase;
-
-typedef struct gbufs {
-    bc_gemm_desc d;
-    void *ha, *hb, *hc, *hbias, *hd;
-    bc_devptr a, b, c, bias, dd;
-    bc_devptr a_block; /* allocation that holds A (a may be offset into it) */
-} gbufs;
-
-static bc_rng rng;
-static int quick;
-
-static int too_big_for_quick(int64_t m, int64_t n, int64_t k)
-{
-    return quick && (uint64_t)m * (uint64_t)n * (uint64_t)k > (1ull << 27);
-}
-
-static size_t bytes_of(int64_t rows, int64_t ld, bc_dtype t) { return (size_t)(rows * ld) * bc_dtype_bytes(t); }
-
-/* Allocates and fills A, B, C, bias with fresh N(0,1) data; D is poisoned. */
-static void make_buffers(gpu_env *env, const gcase *gc, gbufs *g)
-{
-    memset(g, 0, sizeof *g);
-    bc_gemm_desc *d = &g->d;
-    bc_gemm_desc_default(d);
-    d->m = gc->m, d->n = gc->n, d->k = gc->k;
-    d->ab_type = gc->ab, d->d_type = gc->dt;
-    d->alpha = gc->alpha, d->beta = gc->beta, d->relu = gc->relu;
-    d->lda = gc->k + gc->pad, d->ldb = gc->k + gc->pad;
-    d->ldc = gc->n + gc->pad + gc->cd_pad + gc->c_pad, d->ldd = gc->n + gc->pad + gc->cd_pad;
-    d->config = gc->config, d->split_k = gc->split_k;
-    size_t sa = bytes_of(d->m, d->lda, d->ab_type), sb = bytes_of(d->n, d->ldb, d->ab_type);
-    size_t sc = bytes_of(d->m, d->ldc, d->d_type), sd = bytes_of(d->m, d->ldd, d->d_type);
-    size_t sbias = (size_t)d->n * bc_dtype_bytes(d->d_type);
-    g->ha = malloc(sa), g->hb = malloc(sb), g->hc = malloc(sc), g->hd = malloc(sd), g->hbias = malloc(sbias);
-    assert_non_null(g->ha), assert_non_null(g->hb), assert_non_null(g->hc), assert_non_null(g->hd);
-    bc_ref_fill_normal(g->ha, d->ab_type, sa / bc_dtype_bytes(d->ab_type), 1.0, &rng);
-    bc_ref_fill_normal(g->hb, d->ab_type, sb / bc_dtype_bytes(d->ab_type), 1.0, &rng);
-    bc_ref_fill_normal(g->hc, d->d_type, sc / bc_dtype_bytes(d->d_type), 1.0, &rng);
-    bc_ref_fill_normal(g->hbias, d->d_type, (size_t)d->n, 1.0, &rng);
-    CHECK_BC(bc_mem_alloc(env->dev, sa + gc->a_offset, &g->a_block));
-    g->a = g->a_block + gc->a_offset;
-    CHECK_BC(bc_mem_alloc(env->dev, sb, &g->b));
-    CHECK_BC(bc_mem_alloc(env->dev, sd, &g->dd));
-    CHECK_BC(bc_memcpy_htod(env->dev, g->a, g->ha, sa));
-    CHECK_BC(bc_memcpy_htod(env->dev, g->b, g->hb, sb));
-    d->a = g->a, d->b = g->b, d->d = g->dd;
-    if (gc->beta != 0.0f) {
-        CHECK_BC(bc_mem_alloc(env->dev, sc, &g->c));
-        CHECK_BC(bc_memcpy_htod(env->dev, g->c, g->hc, sc));
-        d->c = g->c;
-    }
-    if (gc->bias) {
-        CHECK_BC(bc_mem_alloc(env->dev, sbias, &g->bias));
-        CHECK_BC(bc_memcpy_htod(env->dev, g->bias, g->hbias, sbias));
-        d->bias = g->bias;
-    }
-}
-
-static void free_buffers(gpu_env *env, gbufs *g)
-{
-    bc_mem_free(env->dev, g->a_block);
-    bc_mem_free(env->dev, g->b);
-    bc_mem_free(env->dev, g->dd);
-    if (g->c)
-        bc_mem_free(env->dev, g->c);
-    if (g->bias)
-        bc_mem_free(env->dev, g->bias);
-    free(g->ha), free(g->hb), free(g->hc), free(g->hd), free(g->hbias);
-}
-
-static void poison_and_run(gpu_env *env, const bc_gemm_plan *plan, gbufs *g)
-{
-    size_t sd = bytes_of(g->d.m, g->d.ldd, g->d.d_type);
-    CHECK_BC(bc_memset_d8_async(env->s, g->dd, 0xFF, sd)); /* NaN in every type */
-    CHECK_BC(bc_gemm_launch(plan, env->s));
-    CHECK_BC(bc_stream_wait(env->s, 30ull * 1000000000ull));
-    CHECK_BC(bc_memcpy_dtoh(env->dev, g->hd, g->dd, sd));
-}
-
-/* Checks every row, or a sample (always the first and last) for big shapes. */
-static void check_result(const gcase *gc, const gbufs *g)
-{
-    const bc_gemm_desc *d = &g->d;
-    double *ref = malloc((size_t)d->n * sizeof *ref);
-    bc_ref_error e = {0};
-    int full = (uint64_t)d->m * (uint64_t)d->n * (uint64_t)d->k <= FULL_CHECK_MACS;
-    int64_t rows = full ? d->m : SAMPLE_ROWS;
-    for (int64_t i = 0; i < rows; i++) {
-        int64_t row = full ? i : i == 0 ? 0 : i == 1 ? d->m - 1 : (int64_t)(bc_rng_next(&rng) % (uint64_t)d->m);
-        bc_ref_gemm_row(d, g->ha, g->hb, g->hc, d->bias ? g->hbias : NULL, row, ref);
-        bc_ref_compare_row(d, g->hd, row, ref, &e);
-    }
-    free(ref);
-    double rel = bc_ref_rel_frobenius(&e);
-    print_message("  %lldx%lldx%lld ab=%d d=%d alpha=%g beta=%g bias=%d relu=%d pad=%lld/%lld %s split=%u: "
-                  "rel %.3e max %.3e (%zu checked%s)\n",
-                  (long long)d->m, (long long)d->n, (long long)d->k, (int)d->ab_type, (int)d->d_type, d->alpha,
-                  d->beta, gc->bias, gc->relu, (long long)gc->pad, (long long)gc->cd_pad,
-                  gc->config ? gc->config : "rule", gc->split_k, rel, e.max_abs, e.checked,
-                  full ? "" : ", sampled rows");
-    assert_int_equal(e.nonfinite, 0);
-    assert_int_equal(e.bad, 0);
-    assert_true(rel <= bc_ref_bound(d->d_type));
-}
-
-static void run_case(gpu_env *env, const gcase *gc)
-{
-    if (too_big_for_quick(gc->m, gc->n, gc->k))
-        return;
-    gbufs g;
-    make_buffers(env, gc, &g);
-    bc_gemm_plan *plan = NULL;
-    CHECK_BC(bc_gemm_plan_create(env->dev, &g.d, &plan));
-    poison_and_run(env, plan, &g);
-    check_result(gc, &g);
-    bc_gemm_plan_destroy(plan);
-    free_buffers(env, &g);
-}
+#include "gemm_case.h"
 
 static const int64_t shapes[][3] = {
     {1, 1, 8},      {7, 9, 16},     {127, 255, 72},    {128, 256, 64}, {129, 257, 136},
@@ -201,9 +61,12 @@ static void test_gemm_every_config(void **state)
     static const char *const sm90[] = {"sm90_128x256", "sm90_128x256s", "sm90_128x128", "sm90_128x128s",
                                        "sm90_128x64",  "sm90_64x32"};
     static const char *const sm100[] = {"sm100_128x256x64_ws_s4_tmem2"};
-    const int hopper = gpu_is_hopper(env);
-    const char *const *configs = hopper ? sm90 : sm100;
-    const size_t count = hopper ? sizeof sm90 / sizeof sm90[0] : 1;
+    static const char *const sm80[] = {"sm80_128x256", "sm80_128x128", "sm80_64x64", "sm80_64x32"};
+    bc_device_info info;
+    CHECK_BC(bc_device_query(env->dev, &info));
+    const int hopper = gpu_is_hopper(env), portable = info.cc_major == 8 || info.cc_major == 12;
+    const char *const *configs = hopper ? sm90 : portable ? sm80 : sm100;
+    const size_t count = hopper ? sizeof sm90 / sizeof sm90[0] : portable ? 4 : 1;
     static const int64_t cshapes[][3] = {{129, 257, 136}, {300, 520, 264}};
     for (size_t c = 0; c < count; c++)
         for (size_t s = 0; s < sizeof cshapes / sizeof cshapes[0]; s++) {
@@ -286,27 +149,6 @@ static void test_gemm_skinny(void **state)
                 }
 }
 
-/* C aliases D exactly: D starts as C and the GEMM updates it in place. */
-static void run_alias_case(gpu_env *env, const gcase *pgc)
-{
-    const gcase gc = *pgc;
-    if (gc.config != NULL && !gpu_is_hopper(env))
-        return;
-    gbufs g;
-    make_buffers(env, &gc, &g);
-    size_t sd = bytes_of(g.d.m, g.d.ldd, g.d.d_type);
-    CHECK_BC(bc_memcpy_htod(env->dev, g.dd, g.hc, sd)); /* D starts as C */
-    g.d.c = g.dd;
-    bc_gemm_plan *plan = NULL;
-    CHECK_BC(bc_gemm_plan_create(env->dev, &g.d, &plan));
-    CHECK_BC(bc_gemm_launch(plan, env->s));
-    CHECK_BC(bc_stream_wait(env->s, 30ull * 1000000000ull));
-    CHECK_BC(bc_memcpy_dtoh(env->dev, g.hd, g.dd, sd));
-    check_result(&gc, &g);
-    bc_gemm_plan_destroy(plan);
-    free_buffers(env, &g);
-}
-
 /* In place: C aliases D exactly, with C through the ring (rows 16-byte
  * multiples) and read by the epilogue (odd rows). */
 static void test_gemm_c_aliases_d(void **state)
@@ -318,7 +160,8 @@ static void test_gemm_c_aliases_d(void **state)
         {200, 512, 64, BC_DTYPE_F16, BC_DTYPE_F16, 1.0f, 0.5f, 0, 0, 0, 0, "sm90_128x256", 1, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        run_alias_case(env, &cases[i]);
+        if (cases[i].config == NULL || gpu_is_hopper(env))
+            run_aliased(env, &cases[i]);
 }
 
 /* The same plan 100 times: every output byte-identical to the first. */
@@ -328,23 +171,7 @@ static void test_gemm_deterministic_100(void **state)
     gcase gc = {1000, 1000, 1000, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0};
     if (quick)
         gc.m = gc.n = gc.k = 264;
-    gbufs g;
-    make_buffers(env, &gc, &g);
-    bc_gemm_plan *plan = NULL;
-    CHECK_BC(bc_gemm_plan_create(env->dev, &g.d, &plan));
-    size_t sd = bytes_of(g.d.m, g.d.ldd, g.d.d_type);
-    void *first = malloc(sd);
-    poison_and_run(env, plan, &g);
-    check_result(&gc, &g);
-    memcpy(first, g.hd, sd);
-    for (int i = 1; i < (quick ? 10 : 100); i++) {
-        poison_and_run(env, plan, &g);
-        if (memcmp(first, g.hd, sd) != 0)
-            fail_msg("run %d differs from run 0", i);
-    }
-    free(first);
-    bc_gemm_plan_destroy(plan);
-    free_buffers(env, &g);
+    run_repeated(env, &gc, quick ? 10 : 100);
 }
 
 /* Graph mode: two plans captured in sequence; replay matches stream mode
@@ -443,14 +270,7 @@ static void test_dependent_chain(void **state)
     free_buffers(env, &g2);
 }
 
-static int setup(void **state)
-{
-    uint64_t seed = bc_ref_seed();
-    rng.s = seed;
-    quick = getenv("BC_TEST_QUICK") != NULL && getenv("BC_TEST_QUICK")[0] == '1';
-    print_message("test_gpu_gemm: seed 0x%llx (BC_SEED to replay)\n", (unsigned long long)seed);
-    return gpu_env_setup(state, ARENA);
-}
+static int setup(void **state) { return gemm_case_setup(state, "test_gpu_gemm"); }
 
 int main(void)
 {

@@ -45,9 +45,12 @@ static void gemm_emu_run(const char *name, const void *param_bytes, int in_graph
     bc_gemm_params p;
     memcpy(&p, param_bytes, sizeof p);
     const bc_dtype in = (bc_dtype)p.ab_type, out = (bc_dtype)p.d_type; /* the kernel reads its types here */
-    if (p.tmap_a[1] != FAKE_TMAP_MAGIC || p.tmap_b[1] != FAKE_TMAP_MAGIC)
+    const int maps = p.tmap_a[1] == FAKE_TMAP_MAGIC && p.tmap_b[1] == FAKE_TMAP_MAGIC;
+    if (!maps && (p.a == 0 || p.b == 0))
         return;
-    const void *a = (const void *)(uintptr_t)p.tmap_a[0], *b = (const void *)(uintptr_t)p.tmap_b[0];
+    /* tensor-map kernels read A and B through the (fake) maps; the portable ones through a, b */
+    const void *a = (const void *)(uintptr_t)(maps ? p.tmap_a[0] : p.a);
+    const void *b = (const void *)(uintptr_t)(maps ? p.tmap_b[0] : p.b);
     void *d = (void *)(uintptr_t)p.d;
     for (uint32_t r = 0; r < p.m; r++)
         for (uint32_t c = 0; c < p.n; c++) {

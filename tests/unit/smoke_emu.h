@@ -38,9 +38,11 @@ static void emu_gemm(const bc_gemm_params *p)
     if (p->d_type != 2) /* f32 */
         return;
     const int f16 = p->ab_type == 1;
-    const uint16_t *a = (const uint16_t *)(uintptr_t)p->a;
-    const uint16_t *b = (const uint16_t *)(uintptr_t)p->b;
-    const uint64_t lda = p->lda, ldb = p->ldb;
+    /* tensor-map kernels read A and B through the (fake) maps; the portable ones through a, b */
+    const int maps = p->tmap_a[0] != 0;
+    const uint16_t *a = (const uint16_t *)(uintptr_t)(maps ? p->tmap_a[0] : p->a);
+    const uint16_t *b = (const uint16_t *)(uintptr_t)(maps ? p->tmap_b[0] : p->b);
+    const uint64_t lda = maps ? p->tmap_a[8] / 2 : p->lda, ldb = maps ? p->tmap_b[8] / 2 : p->ldb;
     float *d = (float *)(uintptr_t)p->d;
     for (uint32_t r = 0; r < p->m; r++)
         for (uint32_t c = 0; c < p->n; c++) {

@@ -74,6 +74,28 @@ static void test_boot_passes(void **state)
     has(r.out, "\"after_context_us\":");
 }
 
+/* Jetson Orin (8.7) and consumer Blackwell (12.0): the portable image, and
+ * the known-answer GEMM through the portable kernel (A and B by pointer). */
+static void test_boot_portable_images(void **state)
+{
+    (void)state;
+    static const struct {
+        int major, minor;
+        const char *image;
+    } devs[] = {{8, 7, "image sm_80"}, {12, 0, "image sm_120"}};
+    for (size_t i = 0; i < sizeof devs / sizeof devs[0]; i++) {
+        fake_install();
+        use_device(devs[i].major, devs[i].minor);
+        smoke_emu_install(-1);
+        run_result r;
+        run_cli(&r, "boot", NULL, NULL);
+        if (r.rc != BC_EXIT_OK)
+            fail_msg("cc %d.%d: boot exit %d\n%s%s", devs[i].major, devs[i].minor, r.rc, r.out, r.err);
+        has(r.out, devs[i].image);
+        has(r.out, "verdict: PASS");
+    }
+}
+
 static void test_boot_wrong_answer_exits_verify(void **state)
 {
     (void)state;
@@ -97,7 +119,7 @@ static void test_boot_exit_codes(void **state)
 {
     (void)state;
     run_result r;
-    use_device(8, 6);
+    use_device(7, 5);
     run_cli(&r, "boot", NULL, NULL);
     assert_int_equal(r.rc, BC_EXIT_ARCH);
     has(r.out, "FAILED at open: BC_ERR_UNSUPPORTED_ARCH");
@@ -191,6 +213,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         ft_test(test_boot_passes),
+        ft_test(test_boot_portable_images),
         ft_test(test_boot_wrong_answer_exits_verify),
         ft_test(test_boot_exit_codes),
         ft_test(test_fatbin_lists_the_embedded_image),

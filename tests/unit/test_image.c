@@ -70,10 +70,19 @@ static void test_load_per_capability(void **state)
     static const struct {
         int major, minor;
         const char *arch;
-        bc__family fam;
+        unsigned fams; /* besides ALL */
     } table[] = {
-        {9, 0, "sm_90a", BC__FAM_SM90},   {10, 0, "sm_100a", BC__FAM_SM100}, {10, 1, "sm_100f", BC__FAM_SM100},
-        {10, 3, "sm_103a", BC__FAM_SM100}, {11, 0, "sm_110a", BC__FAM_SM100},
+        {9, 0, "sm_90a", 1u << BC__FAM_SM90 | 1u << BC__FAM_SM80},
+        {10, 0, "sm_100a", 1u << BC__FAM_SM100},
+        {10, 1, "sm_100f", 1u << BC__FAM_SM100},
+        {10, 3, "sm_103a", 1u << BC__FAM_SM100},
+        {11, 0, "sm_110a", 1u << BC__FAM_SM100},
+        {8, 0, "sm_80", 1u << BC__FAM_SM80},
+        {8, 6, "sm_80", 1u << BC__FAM_SM80},
+        {8, 7, "sm_80", 1u << BC__FAM_SM80},
+        {8, 9, "sm_80", 1u << BC__FAM_SM80},
+        {12, 0, "sm_120", 1u << BC__FAM_SM80},
+        {12, 1, "sm_120", 1u << BC__FAM_SM80},
     };
     for (size_t t = 0; t < sizeof table / sizeof table[0]; t++) {
         fake_install();
@@ -92,7 +101,7 @@ static void test_load_per_capability(void **state)
         assert_int_equal(m->options[1], CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
         for (int k = 0; k < BC__KERNEL_COUNT; k++) {
             CUfunction f = dev->image.fn[k];
-            int want = family_of[k] == BC__FAM_ALL || family_of[k] == table[t].fam;
+            int want = family_of[k] == BC__FAM_ALL || (table[t].fams & (1u << family_of[k])) != 0;
             if (!want) {
                 assert_null(f);
                 continue;
@@ -116,7 +125,7 @@ static void test_load_per_capability(void **state)
 static void test_unsupported_device_never_loads(void **state)
 {
     (void)state;
-    use_device(8, 6);
+    use_device(7, 5);
     bc_device_config cfg = load_config();
     bc_device *dev = NULL;
     assert_status(bc_device_open(&cfg, &dev), BC_ERR_UNSUPPORTED_ARCH);
@@ -124,7 +133,8 @@ static void test_unsupported_device_never_loads(void **state)
     assert_int_equal(fake_entry_calls(FAKE_E_cuModuleLoadDataEx), 0);
     bc_error_detail d;
     bc_last_error(&d);
-    assert_non_null(strstr(d.message, "device sm_86"));
+    assert_non_null(strstr(d.message, "device sm_75"));
+    assert_non_null(strstr(d.message, "sm_80, sm_120, sm_90a")); /* naming what is present */
 }
 
 static void test_refusal_carries_the_driver_log(void **state)
@@ -141,14 +151,14 @@ static void test_refusal_carries_the_driver_log(void **state)
     assert_non_null(strstr(d.message, "sm_90a"));
 }
 
-/* A one-entry fatbin (sm_120a: no manifest family, so only the ALL kernels
+/* A one-entry fatbin (sm_75a: no manifest family, so only the ALL kernels
  * are needed) whose 128-byte "cubin" holds the given NUL-separated names
  * after a zeroed ELF header; the fake is told its size. */
 #define TINY_PAYLOAD 128
 static size_t tiny_fatbin(uint8_t *buf, const char *names, size_t names_len)
 {
     memset(buf, 0, 16 + 64 + TINY_PAYLOAD);
-    uint32_t magic = BC__FATBIN_MAGIC, arch = 120;
+    uint32_t magic = BC__FATBIN_MAGIC, arch = 75;
     uint16_t one = 1, sixteen = 16, elf = 2, ev = 0x0101;
     uint64_t fat = 64 + TINY_PAYLOAD, ps = TINY_PAYLOAD, flags = 0x100011;
     uint32_t hs = 64;
@@ -181,13 +191,13 @@ static void test_missing_kernel(void **state)
     size_t len = tiny_fatbin(buf, only_smoke, sizeof only_smoke);
     bc__image img;
     memset(&img, 0xAB, sizeof img);
-    assert_status(bc__image_load_from(&img, buf, len, bc__xxh64(buf, len, 0), 12, 0, NULL),
+    assert_status(bc__image_load_from(&img, buf, len, bc__xxh64(buf, len, 0), 7, 5, NULL),
                   BC_ERR_MISSING_KERNEL);
     ft_assert_last(BC_ERR_MISSING_KERNEL, "cuModuleGetFunction", CUDA_ERROR_NOT_FOUND);
     bc_error_detail d;
     bc_last_error(&d);
     assert_non_null(strstr(d.message, "bc_test_spin"));
-    assert_non_null(strstr(d.message, "sm_120a"));
+    assert_non_null(strstr(d.message, "sm_75a"));
     assert_null(img.module);
     fake_live_counts lc;
     fake_live(&lc);
@@ -197,8 +207,8 @@ static void test_missing_kernel(void **state)
     static const char both[] = "\0bc_smoke_checksum\0bc_test_spin";
     len = tiny_fatbin(buf, both, sizeof both);
     bc__image_timing t;
-    assert_ok(bc__image_load_from(&img, buf, len, bc__xxh64(buf, len, 0), 12, 0, &t));
-    assert_string_equal(img.arch, "sm_120a");
+    assert_ok(bc__image_load_from(&img, buf, len, bc__xxh64(buf, len, 0), 7, 5, &t));
+    assert_string_equal(img.arch, "sm_75a");
     assert_non_null(img.fn[BC_K_SMOKE]);
     assert_non_null(img.fn[BC_K_SPIN]);
     assert_int_equal(fake_entry_calls(FAKE_E_cuFuncSetAttribute), 0);

@@ -59,9 +59,10 @@ static void test_embedded_table(void **state)
         int major, minor;
         const char *want;
     } table[] = {
-        {7, 5, "UNSUPPORTED"}, {8, 0, "UNSUPPORTED"}, {8, 6, "UNSUPPORTED"}, {8, 9, "UNSUPPORTED"},
-        {9, 0, "sm_90a"},      {10, 0, "sm_100a"},    {10, 1, "sm_100f"},    {10, 3, "sm_103a"},
-        {11, 0, "sm_110a"},    {12, 0, "UNSUPPORTED"}, {12, 1, "UNSUPPORTED"}, {9, 1, "UNSUPPORTED"},
+        {7, 5, "UNSUPPORTED"}, {8, 0, "sm_80"},       {8, 6, "sm_80"},       {8, 7, "sm_80"},
+        {8, 9, "sm_80"},       {9, 0, "sm_90a"},      {10, 0, "sm_100a"},    {10, 1, "sm_100f"},
+        {10, 3, "sm_103a"},    {11, 0, "sm_110a"},    {12, 0, "sm_120"},     {12, 1, "sm_120"},
+        {9, 1, "UNSUPPORTED"}, {13, 0, "UNSUPPORTED"},
     };
     bc__fatbin_entry e[64];
     size_t n = 0;
@@ -80,11 +81,11 @@ static void test_unsupported_message(void **state)
     bc__fatbin_entry e[64];
     size_t n = 0, idx = 77;
     assert_int_equal(bc__fatbin_parse(bc__fatbin_bytes, bc__fatbin_size, e, 64, &n), BC_OK);
-    assert_int_equal(bc__select_image(e, n, 12, 0, &idx), BC_ERR_UNSUPPORTED_ARCH);
+    assert_int_equal(bc__select_image(e, n, 7, 5, &idx), BC_ERR_UNSUPPORTED_ARCH);
     assert_int_equal(idx, 77);
     const char *m = last_message();
-    assert_non_null(strstr(m, "device sm_120 (compute capability 12.0)"));
-    assert_non_null(strstr(m, "sm_90a, sm_100a, sm_100f, sm_103a, sm_110a"));
+    assert_non_null(strstr(m, "device sm_75 (compute capability 7.5)"));
+    assert_non_null(strstr(m, "sm_80, sm_120, sm_90a, sm_100a, sm_100f, sm_103a, sm_110a"));
 }
 
 static void test_suffix_rules(void **state)
@@ -214,26 +215,34 @@ static void test_names(void **state)
     assert_string_equal(bc__fatbin_arch_name(&e, b, sizeof b), "compute"); /* "compute_90" cut at 8 */
 }
 
+#define FAM(f) (1u << BC__FAM_##f)
+
 static void test_families(void **state)
 {
     (void)state;
     bc__fatbin_entry e;
-    e = ELF(90, 'a');
-    assert_int_equal(bc__image_family(&e), BC__FAM_SM90);
+    e = ELF(90, 'a'); /* the Hopper image carries the portable kernels too */
+    assert_int_equal(bc__image_families(&e), FAM(ALL) | FAM(SM90) | FAM(SM80));
     e = ELF(100, 'a');
-    assert_int_equal(bc__image_family(&e), BC__FAM_SM100);
+    assert_int_equal(bc__image_families(&e), FAM(ALL) | FAM(SM100));
     e = ELF(100, 'f');
-    assert_int_equal(bc__image_family(&e), BC__FAM_SM100);
+    assert_int_equal(bc__image_families(&e), FAM(ALL) | FAM(SM100));
     e = ELF(103, 'a');
-    assert_int_equal(bc__image_family(&e), BC__FAM_SM100);
+    assert_int_equal(bc__image_families(&e), FAM(ALL) | FAM(SM100));
     e = ELF(110, 'a');
-    assert_int_equal(bc__image_family(&e), BC__FAM_SM100);
-    e = ELF(120, 'a');
-    assert_int_equal(bc__image_family(&e), BC__FAM_NONE);
+    assert_int_equal(bc__image_families(&e), FAM(ALL) | FAM(SM100));
+    e = ELF(120, 0);
+    assert_int_equal(bc__image_families(&e), FAM(ALL) | FAM(SM80));
+    e = ELF(121, 'a');
+    assert_int_equal(bc__image_families(&e), FAM(ALL) | FAM(SM80));
+    e = ELF(80, 0);
+    assert_int_equal(bc__image_families(&e), FAM(ALL) | FAM(SM80));
     e = ELF(86, 0);
-    assert_int_equal(bc__image_family(&e), BC__FAM_NONE);
+    assert_int_equal(bc__image_families(&e), FAM(ALL) | FAM(SM80));
+    e = ELF(75, 0);
+    assert_int_equal(bc__image_families(&e), FAM(ALL));
     e = PTX(90, 'a');
-    assert_int_equal(bc__image_family(&e), BC__FAM_NONE);
+    assert_int_equal(bc__image_families(&e), 0);
 }
 
 /* The smoke check's poison (0xFF bytes) must differ from every expected

@@ -92,6 +92,8 @@ typedef struct bc_device_info {
     bc_sched_policy sched;         /* the wait policy in effect */
     int primary_context;           /* 1 if the primary context is in use */
     const char *image_arch;        /* kernel image loaded, e.g. "sm_90a"; "" if none */
+    int integrated;                /* 1: an integrated GPU (Jetson Orin/Thor, GB10) sharing DRAM
+                                      with the CPU (CU_DEVICE_ATTRIBUTE_INTEGRATED) */
 } bc_device_info;
 
 /* Contract: fills *out_info from values cached at open; no driver call. */

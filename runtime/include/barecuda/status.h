@@ -22,7 +22,7 @@ typedef enum bc_status {
     /* driver */
     BC_ERR_NO_DRIVER = 10,           /* libcuda.so.1 could not be loaded */
     BC_ERR_DRIVER_STUB = 11,         /* the loaded libcuda is the toolkit's link stub, not a driver */
-    BC_ERR_DRIVER_TOO_OLD = 12,      /* driver older than CUDA 12.0 */
+    BC_ERR_DRIVER_TOO_OLD = 12,      /* driver older than CUDA 12.0, or than the selected image needs */
     BC_ERR_MISSING_ENTRY_POINT = 13, /* the driver lacks an entry point barecuda needs */
     BC_ERR_NO_DEVICE = 14,           /* no CUDA device, or the ordinal is out of range */
     BC_ERR_DRIVER = 15,              /* a driver call failed; bc_last_error() names it */

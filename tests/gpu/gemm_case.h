@@ -1,0 +1,202 @@
+/* Shared by the GEMM GPU tests: one case (shape, types, epilogue, layout,
+ * configuration), its buffers filled with fresh N(0,1) data, the poisoned
+ * launch and the check against the fp64 reference (tools/common/ref.h; the
+ * bounds are in test_gpu_gemm.c's header comment). Each test binary has its
+ * own `rng` and `quick` (BC_TEST_QUICK=1: shapes up to 2^27 multiply-adds). */
+#ifndef BC_TESTS_GPU_GEMM_CASE_H
+#define BC_TESTS_GPU_GEMM_CASE_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_common.h"
+#include "ref.h"
+
+#define ARENA (3ull << 30)
+#define FULL_CHECK_MACS (1ull << 28) /* above this, check a sample of rows */
+#define SAMPLE_ROWS 48
+
+typedef struct gcase {
+    int64_t m, n, k;
+    bc_dtype ab, dt;
+    float alpha, beta;
+    int bias, relu;
+    int64_t pad; /* extra elements per row on every leading dimension */
+    uint64_t a_offset; /* bytes added to A's address (alignment probe) */
+    const char *config; /* NULL: the rule's choice */
+    uint32_t split_k;   /* bc_gemm_desc.split_k */
+    int64_t cd_pad;     /* extra elements per row of C and D only (odd: D rows not 16-B multiples) */
+    int64_t c_pad;      /* extra elements per row of C only */
+} gcase;
+
+typedef struct gbufs {
+    bc_gemm_desc d;
+    void *ha, *hb, *hc, *hbias, *hd;
+    bc_devptr a, b, c, bias, dd;
+    bc_devptr a_block; /* allocation that holds A (a may be offset into it) */
+} gbufs;
+
+static bc_rng rng;
+static int quick;
+
+static int too_big_for_quick(int64_t m, int64_t n, int64_t k)
+{
+    return quick && (uint64_t)m * (uint64_t)n * (uint64_t)k > (1ull << 27);
+}
+
+static size_t bytes_of(int64_t rows, int64_t ld, bc_dtype t) { return (size_t)(rows * ld) * bc_dtype_bytes(t); }
+
+/* Allocates and fills A, B, C, bias with fresh N(0,1) data; D is poisoned. */
+static void make_buffers(gpu_env *env, const gcase *gc, gbufs *g)
+{
+    memset(g, 0, sizeof *g);
+    bc_gemm_desc *d = &g->d;
+    bc_gemm_desc_default(d);
+    d->m = gc->m, d->n = gc->n, d->k = gc->k;
+    d->ab_type = gc->ab, d->d_type = gc->dt;
+    d->alpha = gc->alpha, d->beta = gc->beta, d->relu = gc->relu;
+    d->lda = gc->k + gc->pad, d->ldb = gc->k + gc->pad;
+    d->ldc = gc->n + gc->pad + gc->cd_pad + gc->c_pad, d->ldd = gc->n + gc->pad + gc->cd_pad;
+    d->config = gc->config, d->split_k = gc->split_k;
+    size_t sa = bytes_of(d->m, d->lda, d->ab_type), sb = bytes_of(d->n, d->ldb, d->ab_type);
+    size_t sc = bytes_of(d->m, d->ldc, d->d_type), sd = bytes_of(d->m, d->ldd, d->d_type);
+    size_t sbias = (size_t)d->n * bc_dtype_bytes(d->d_type);
+    g->ha = malloc(sa), g->hb = malloc(sb), g->hc = malloc(sc), g->hd = malloc(sd), g->hbias = malloc(sbias);
+    assert_non_null(g->ha), assert_non_null(g->hb), assert_non_null(g->hc), assert_non_null(g->hd);
+    bc_ref_fill_normal(g->ha, d->ab_type, sa / bc_dtype_bytes(d->ab_type), 1.0, &rng);
+    bc_ref_fill_normal(g->hb, d->ab_type, sb / bc_dtype_bytes(d->ab_type), 1.0, &rng);
+    bc_ref_fill_normal(g->hc, d->d_type, sc / bc_dtype_bytes(d->d_type), 1.0, &rng);
+    bc_ref_fill_normal(g->hbias, d->d_type, (size_t)d->n, 1.0, &rng);
+    CHECK_BC(bc_mem_alloc(env->dev, sa + gc->a_offset, &g->a_block));
+    g->a = g->a_block + gc->a_offset;
+    CHECK_BC(bc_mem_alloc(env->dev, sb, &g->b));
+    CHECK_BC(bc_mem_alloc(env->dev, sd, &g->dd));
+    CHECK_BC(bc_memcpy_htod(env->dev, g->a, g->ha, sa));
+    CHECK_BC(bc_memcpy_htod(env->dev, g->b, g->hb, sb));
+    d->a = g->a, d->b = g->b, d->d = g->dd;
+    if (gc->beta != 0.0f) {
+        CHECK_BC(bc_mem_alloc(env->dev, sc, &g->c));
+        CHECK_BC(bc_memcpy_htod(env->dev, g->c, g->hc, sc));
+        d->c = g->c;
+    }
+    if (gc->bias) {
+        CHECK_BC(bc_mem_alloc(env->dev, sbias, &g->bias));
+        CHECK_BC(bc_memcpy_htod(env->dev, g->bias, g->hbias, sbias));
+        d->bias = g->bias;
+    }
+}
+
+static void free_buffers(gpu_env *env, gbufs *g)
+{
+    bc_mem_free(env->dev, g->a_block);
+    bc_mem_free(env->dev, g->b);
+    bc_mem_free(env->dev, g->dd);
+    if (g->c)
+        bc_mem_free(env->dev, g->c);
+    if (g->bias)
+        bc_mem_free(env->dev, g->bias);
+    free(g->ha), free(g->hb), free(g->hc), free(g->hd), free(g->hbias);
+}
+
+static void poison_and_run(gpu_env *env, const bc_gemm_plan *plan, gbufs *g)
+{
+    size_t sd = bytes_of(g->d.m, g->d.ldd, g->d.d_type);
+    CHECK_BC(bc_memset_d8_async(env->s, g->dd, 0xFF, sd)); /* NaN in every type */
+    CHECK_BC(bc_gemm_launch(plan, env->s));
+    CHECK_BC(bc_stream_wait(env->s, 30ull * 1000000000ull));
+    CHECK_BC(bc_memcpy_dtoh(env->dev, g->hd, g->dd, sd));
+}
+
+/* Checks every row, or a sample (always the first and last) for big shapes. */
+static void check_result(const gcase *gc, const gbufs *g)
+{
+    const bc_gemm_desc *d = &g->d;
+    double *ref = malloc((size_t)d->n * sizeof *ref);
+    bc_ref_error e = {0};
+    int full = (uint64_t)d->m * (uint64_t)d->n * (uint64_t)d->k <= FULL_CHECK_MACS;
+    int64_t rows = full ? d->m : SAMPLE_ROWS;
+    for (int64_t i = 0; i < rows; i++) {
+        int64_t row = full ? i : i == 0 ? 0 : i == 1 ? d->m - 1 : (int64_t)(bc_rng_next(&rng) % (uint64_t)d->m);
+        bc_ref_gemm_row(d, g->ha, g->hb, g->hc, d->bias ? g->hbias : NULL, row, ref);
+        bc_ref_compare_row(d, g->hd, row, ref, &e);
+    }
+    free(ref);
+    double rel = bc_ref_rel_frobenius(&e);
+    print_message("  %lldx%lldx%lld ab=%d d=%d alpha=%g beta=%g bias=%d relu=%d pad=%lld/%lld %s split=%u: "
+                  "rel %.3e max %.3e (%zu checked%s)\n",
+                  (long long)d->m, (long long)d->n, (long long)d->k, (int)d->ab_type, (int)d->d_type, d->alpha,
+                  d->beta, gc->bias, gc->relu, (long long)gc->pad, (long long)gc->cd_pad,
+                  gc->config ? gc->config : "rule", gc->split_k, rel, e.max_abs, e.checked,
+                  full ? "" : ", sampled rows");
+    assert_int_equal(e.nonfinite, 0);
+    assert_int_equal(e.bad, 0);
+    assert_true(rel <= bc_ref_bound(d->d_type));
+}
+
+static void run_case(gpu_env *env, const gcase *gc)
+{
+    if (too_big_for_quick(gc->m, gc->n, gc->k))
+        return;
+    gbufs g;
+    make_buffers(env, gc, &g);
+    bc_gemm_plan *plan = NULL;
+    CHECK_BC(bc_gemm_plan_create(env->dev, &g.d, &plan));
+    poison_and_run(env, plan, &g);
+    check_result(gc, &g);
+    bc_gemm_plan_destroy(plan);
+    free_buffers(env, &g);
+}
+
+/* In place: D starts as C, and C aliases D exactly. */
+static void run_aliased(gpu_env *env, const gcase *gc)
+{
+    gbufs g;
+    make_buffers(env, gc, &g);
+    size_t sd = bytes_of(g.d.m, g.d.ldd, g.d.d_type);
+    CHECK_BC(bc_memcpy_htod(env->dev, g.dd, g.hc, sd));
+    g.d.c = g.dd;
+    bc_gemm_plan *plan = NULL;
+    CHECK_BC(bc_gemm_plan_create(env->dev, &g.d, &plan));
+    CHECK_BC(bc_gemm_launch(plan, env->s));
+    CHECK_BC(bc_stream_wait(env->s, 30ull * 1000000000ull));
+    CHECK_BC(bc_memcpy_dtoh(env->dev, g.hd, g.dd, sd));
+    check_result(gc, &g);
+    bc_gemm_plan_destroy(plan);
+    free_buffers(env, &g);
+}
+
+/* The same plan `runs` times: every output byte-identical to the first,
+ * which is checked against the reference. */
+static void run_repeated(gpu_env *env, const gcase *gc, int runs)
+{
+    gbufs g;
+    make_buffers(env, gc, &g);
+    bc_gemm_plan *plan = NULL;
+    CHECK_BC(bc_gemm_plan_create(env->dev, &g.d, &plan));
+    size_t sd = bytes_of(g.d.m, g.d.ldd, g.d.d_type);
+    void *first = malloc(sd);
+    poison_and_run(env, plan, &g);
+    check_result(gc, &g);
+    memcpy(first, g.hd, sd);
+    for (int i = 1; i < runs; i++) {
+        poison_and_run(env, plan, &g);
+        if (memcmp(first, g.hd, sd) != 0)
+            fail_msg("%s: run %d differs from run 0", gc->config ? gc->config : "rule", i);
+    }
+    free(first);
+    bc_gemm_plan_destroy(plan);
+    free_buffers(env, &g);
+}
+
+/* Group setup: the seed (printed; BC_SEED replays), BC_TEST_QUICK, the device. */
+static int gemm_case_setup(void **state, const char *binary)
+{
+    uint64_t seed = bc_ref_seed();
+    rng.s = seed;
+    quick = getenv("BC_TEST_QUICK") != NULL && getenv("BC_TEST_QUICK")[0] == '1';
+    print_message("%s: seed 0x%llx (BC_SEED to replay)\n", binary, (unsigned long long)seed);
+    return gpu_env_setup(state, ARENA);
+}
+
+#endif
