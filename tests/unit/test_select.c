@@ -150,7 +150,7 @@ static void test_ptx_never_selected(void **state)
     char b[24];
     bc__fatbin_entry e[] = {PTX(90, 'a'), PTX(80, 0), mk(BC__FATBIN_KIND_NVVM, 90, 0)};
     assert_string_equal(pick(e, 3, 9, 0, b, sizeof b), "UNSUPPORTED");
-    assert_non_null(strstr(last_message(), "compute_90a (not loadable: no JIT)"));
+    assert_non_null(strstr(last_message(), "compute_90a (PTX: JIT only when allowed)"));
     bc__fatbin_entry both[] = {PTX(90, 'a'), ELF(90, 'a')};
     assert_string_equal(pick(both, 2, 9, 0, b, sizeof b), "sm_90a");
 }
