@@ -89,7 +89,7 @@ static uint64_t rd64(const uint8_t *p)
 
 /* A small container builder for hand-made (and hand-broken) fatbins. */
 typedef struct blob {
-    uint8_t p[4096];
+    uint8_t p[8192];
     size_t len;
     size_t container; /* offset of the open container */
 } blob;
@@ -653,6 +653,30 @@ static void test_check_corrupt_and_unsupported(void **state)
     assert_int_equal(bc__loader_check(NULL, 0, NULL, 9, 0, 0, &c), BC_ERR_FATBIN_CORRUPT);
 }
 
+/* A well-formed container with more entries than the loader takes is
+ * refused as over the limit, whatever the device. */
+static void test_check_entry_limit(void **state)
+{
+    (void)state;
+    static blob b;
+    memset(&b, 0, sizeof b);
+    begin_container(&b);
+    for (int i = 0; i <= BC__LOADER_MAX_ENTRIES; i++)
+        add_entry(&b, BC__FATBIN_KIND_ELF, 90, BC__FATBIN_FLAG_ARCH_SPECIFIC, 8);
+    end_container(&b);
+    size_t n = 0;
+    assert_int_equal(bc__fatbin_parse(b.p, b.len, NULL, 0, &n), BC_OK);
+    assert_int_equal(n, BC__LOADER_MAX_ENTRIES + 1);
+    bc__loader_choice c;
+    assert_int_equal(bc__loader_check(b.p, b.len, NULL, 9, 0, 0, &c), BC_ERR_FATBIN_CORRUPT);
+    assert_non_null(strstr(last_message(), "over the loader's limit"));
+    /* one entry fewer loads */
+    b.len -= 72;
+    end_container(&b);
+    assert_int_equal(bc__loader_check(b.p, b.len, NULL, 9, 0, 0, &c), BC_OK);
+    assert_int_equal(c.entries, BC__LOADER_MAX_ENTRIES);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -675,6 +699,7 @@ int main(void)
         cmocka_unit_test(test_trailing_bytes),
         cmocka_unit_test(test_check_digest_mismatch),
         cmocka_unit_test(test_check_corrupt_and_unsupported),
+        cmocka_unit_test(test_check_entry_limit),
     };
     return cmocka_run_group_tests_name("fatbin", tests, NULL, NULL);
 }
