@@ -142,7 +142,8 @@ typedef struct user_module {
     int count;
     int check_digest;
     uint64_t digest;
-    bc_module_info info;     /* after a successful load */
+    bc_module_info info;     /* after a successful load; info.arch points at arch */
+    char arch[24];
     double us;
 } user_module;
 
@@ -191,6 +192,8 @@ static bc_status check_user_module(bc_device *dev, user_module *um, boot_run *r)
         return st;
     }
     bc_module_query(m, &um->info);
+    snprintf(um->arch, sizeof um->arch, "%s", um->info.arch); /* the module goes before the report */
+    um->info.arch = um->arch;
     add_phase(r, "user_module", "user module", um->us, 0);
     bc_module_unload(m);
     return BC_OK;
