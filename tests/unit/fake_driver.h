@@ -273,6 +273,7 @@ uint64_t fake_tensor_map_replaces(void);   /* successful cuTensorMapReplaceAddre
 
 typedef struct fake_kernel_node {
     CUfunction func;
+    char kernel[128];      /* the function's name, when captured */
     unsigned grid[3], block[3];
     unsigned smem;
     size_t param_bytes;
@@ -281,8 +282,9 @@ typedef struct fake_kernel_node {
     CUlaunchAttribute attrs[FAKE_MAX_LAUNCH_ATTRS];
 } fake_kernel_node;
 
-/* Kernel node `index` of the graph the last successful cuStreamEndCapture
- * returned, while that graph lives; NULL otherwise. */
+/* Kernel node `index` (< 16) of the graph the last successful
+ * cuStreamEndCapture returned, as captured (kept after the graph is
+ * destroyed); NULL for another kind of node or past the end. */
 const fake_kernel_node *fake_last_capture_node(int index);
 
 uint64_t fake_graph_launches(void);

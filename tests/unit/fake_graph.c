@@ -112,7 +112,11 @@ static CUresult fake_cuStreamEndCapture(CUstream h, CUgraph *out)
         FAKE_RETURN(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
     }
     *out = g;
-    fake__s.last_capture_id = g->id;
+    fake__s.capture_n = g->n < FAKE_CAPTURE_KEEP ? g->n : FAKE_CAPTURE_KEEP;
+    for (int i = 0; i < fake__s.capture_n; i++) {
+        fake__s.capture_kernel[i] = g->nodes[i]->type == NODE_KERNEL;
+        fake__s.capture[i] = g->nodes[i]->k;
+    }
     FAKE_RETURN(CUDA_SUCCESS);
 }
 
@@ -148,13 +152,9 @@ static CUresult fake_cuStreamGetCaptureInfo(CUstream h, CUstreamCaptureStatus *s
 
 const fake_kernel_node *fake_last_capture_node(int index)
 {
-    fake_obj *head = &fake__s.live[K_GRAPH];
-    for (fake_obj *o = head->next; o != head; o = o->next) {
-        struct CUgraph_st *g = (struct CUgraph_st *)o;
-        if (g->id == fake__s.last_capture_id && index >= 0 && index < g->n && g->nodes[index]->type == NODE_KERNEL)
-            return &g->nodes[index]->k;
-    }
-    return NULL;
+    if (index < 0 || index >= fake__s.capture_n || !fake__s.capture_kernel[index])
+        return NULL;
+    return &fake__s.capture[index];
 }
 
 /* ----------------------------------------------------------------- graphs */

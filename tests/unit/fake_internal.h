@@ -101,6 +101,7 @@ typedef struct fake_dev_state {
 
 #define FAKE_MAX_KERNEL_ATTRS 32
 #define FAKE_MAX_KERNEL_SIGS 8
+#define FAKE_CAPTURE_KEEP 16
 
 typedef struct fake_kernel_sig {
     char kernel[128];
@@ -137,7 +138,9 @@ typedef struct fake_state {
     size_t host_bytes_live;
     double clock_ms;
     uint64_t graph_ids;
-    uint64_t last_capture_id;
+    int capture_n;                 /* the last capture's first nodes, kept after its graph goes */
+    int capture_kernel[FAKE_CAPTURE_KEEP];
+    fake_kernel_node capture[FAKE_CAPTURE_KEEP];
     uint64_t tmap_serial;
 
     /* accounting */

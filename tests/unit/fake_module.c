@@ -424,6 +424,7 @@ static CUresult fake_cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction h, v
     if (node == NULL)
         FAKE_RETURN(CUDA_ERROR_OUT_OF_MEMORY);
     node->k.func = f;
+    snprintf(node->k.kernel, sizeof node->k.kernel, "%s", f->name);
     memcpy(node->k.grid, g, sizeof g);
     memcpy(node->k.block, b, sizeof b);
     node->k.smem = cfg->sharedMemBytes;

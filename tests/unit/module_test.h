@@ -7,6 +7,7 @@
 #define BC_TESTS_MODULE_TEST_H
 
 #include "fake_test.h"
+#include "../fixtures/fixture_params.h"
 
 #define MT_FIX "tests/fixtures/"
 #define MT_FATBIN MT_FIX "user_kernels.fatbin"
@@ -48,27 +49,12 @@ static inline void mt_open(mt_env *e, int gemm)
     assert_ok(bc_kernel_get(e->mod, "fixture_saxpy", &e->saxpy));
 }
 
-/* A valid saxpy launch over n elements; the values live in *v. */
-typedef struct mt_saxpy {
-    float a;
-    bc_devptr x, y;
-    int32_t n;
-    bc_kernel_param p[4];
-    bc_kernel_plan_desc d;
-} mt_saxpy;
+/* A valid saxpy launch over n elements of e's buffers, a = 2.5. */
+typedef fixture_saxpy mt_saxpy;
 
 static inline void mt_saxpy_desc(mt_saxpy *v, const mt_env *e, int32_t n)
 {
-    memset(v, 0, sizeof *v);
-    v->a = 2.5f, v->x = e->x, v->y = e->y, v->n = n;
-    v->p[0] = (bc_kernel_param){&v->a, 4, 0};
-    v->p[1] = (bc_kernel_param){&v->x, 8, (uint64_t)n * 4};
-    v->p[2] = (bc_kernel_param){&v->y, 8, (uint64_t)n * 4};
-    v->p[3] = (bc_kernel_param){&v->n, 4, 0};
-    v->d.grid[0] = (uint32_t)(n + 255) / 256;
-    v->d.block[0] = 256;
-    v->d.params = v->p;
-    v->d.param_count = 4;
+    fixture_saxpy_desc(v, 2.5f, e->x, e->y, n);
 }
 
 /* A saxpy plan over n elements (values in *v). */

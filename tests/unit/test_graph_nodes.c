@@ -68,7 +68,7 @@ static void test_capture_in_order(void **state)
     for (int i = 0; i < 4; i++) {
         const fake_kernel_node *n = fake_last_capture_node(i);
         assert_non_null(n);
-        assert_string_equal(fake_function_name(n->func), names[i]);
+        assert_string_equal(n->kernel, names[i]);
         assert_int_equal(programmatic(n), prog[i]);
     }
     assert_null(fake_last_capture_node(4));
