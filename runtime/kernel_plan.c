@@ -161,11 +161,16 @@ static bc_status set_attributes(bc_kernel *k, uint32_t dyn, uint32_t cluster_siz
     return BC_OK;
 }
 
-/* A cluster launch must fit the device at least once. */
-static bc_status check_schedulable(const bc_kernel *k, const CUlaunchConfig *lc, uint32_t cluster_size)
+/* A cluster launch must fit the device at least once. The query sees the
+ * launch's shape and its cluster attribute only. */
+static bc_status check_schedulable(const bc_kernel *k, const CUlaunchConfig *launch, uint32_t cluster_size)
 {
     if (cluster_size <= 1)
         return BC_OK;
+    CUlaunchConfig q = *launch;
+    q.attrs = &launch->attrs[launch->numAttrs - 1]; /* fill_launch puts the cluster last */
+    q.numAttrs = 1;
+    const CUlaunchConfig *lc = &q;
     int n = 0;
     if (BC_CU(cuOccupancyMaxActiveClusters, &n, k->fn, lc)) {
         bc_error_detail d;
