@@ -30,7 +30,7 @@ timeout 400 compute-sanitizer --tool memcheck --error-exitcode 99 build/bin/exam
     > "$L/san_memcheck_example.txt" 2>&1
 echo "compute-sanitizer memcheck example_policy rc=$?: $(grep -E 'ERROR SUMMARY' "$L/san_memcheck_example.txt" | tail -1) $(grep verdict "$L/san_memcheck_example.txt")"
 for tool in memcheck racecheck synccheck; do
-  BC_TEST_QUICK=1 timeout 400 compute-sanitizer --tool $tool --error-exitcode 99 build/bin/test_gpu_module \
+  BC_TEST_QUICK=1 timeout 400 compute-sanitizer --tool $tool --num-cuda-barriers 4096 --error-exitcode 99 build/bin/test_gpu_module \
       > "$L/san_${tool}_gpu_module.txt" 2>&1
   echo "compute-sanitizer --tool $tool test_gpu_module rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$L/san_${tool}_gpu_module.txt" | tail -1) $(summary "$L/san_${tool}_gpu_module.txt")"
 done
