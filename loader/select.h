@@ -1,7 +1,8 @@
 /* Internal: choosing the cubin a device runs, and the image's kernel family.
  *
- * The rule (also in README.md): only ELF (cubin) entries are candidates; PTX
- * and NVVM entries are never selected, so nothing is ever JIT-compiled.
+ * The rule (also in README.md): only ELF (cubin) entries are candidates of
+ * bc__select_image; PTX is chosen only by bc__select_ptx, for a caller that
+ * opted in to JIT, and NVVM entries never.
  * Device compute capability M.m, entry sm_XY with X = arch / 10, Y = arch % 10:
  *
  *   sm_XYa (arch-specific) runs only when X.Y == M.m exactly;
@@ -43,6 +44,20 @@ typedef enum bc__family {
  * capability. *out_index is written only on BC_OK. */
 bc_status bc__select_image(const bc__fatbin_entry *entries, size_t n, int cc_major, int cc_minor,
                            size_t *out_index);
+
+/* 1 if some cubin of entries[0..n) runs on cc_major.cc_minor by the rule
+ * above; records nothing (a probe, not a failure). */
+int bc__any_cubin_runs(const bc__fatbin_entry *entries, size_t n, int cc_major, int cc_minor);
+
+/* The PTX entry the driver would JIT-compile for the device, for callers
+ * that opted in to JIT and found no cubin that runs: compute_XYa only on
+ * X.Y exactly, compute_XYf on X.m with m >= Y, plain compute_XY on any
+ * device of capability >= X.Y. Exact beats family beats plain, then the
+ * highest arch, then file order. BC_ERR_UNSUPPORTED_ARCH (naming every
+ * image) when none compiles for it, BC_ERR_FATBIN_COMPRESSED when the
+ * chosen one is compressed. *out_index is written only on BC_OK. */
+bc_status bc__select_ptx(const bc__fatbin_entry *entries, size_t n, int cc_major, int cc_minor,
+                         size_t *out_index);
 
 /* The manifest families a cubin carries, as a mask of (1u << bc__family):
  * every cubin has ALL; sm_8x and sm_12x add SM80 (the portable image);

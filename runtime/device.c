@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "internal.h"
+#include "module_internal.h"
 
 #define DEFAULT_DEVICE_ARENA (256u << 20)
 #define DEFAULT_HOST_ARENA (16u << 20)
@@ -194,6 +195,8 @@ bc_status bc_device_open(const bc_device_config *cfg, bc_device **out_dev)
     bc__list_init(&dev->plans);
     bc__list_init(&dev->events);
     bc__list_init(&dev->streams);
+    bc__list_init(&dev->kernel_plans);
+    bc__list_init(&dev->modules);
 
     bc__driver_timing dt;
     st = bc__driver_acquire(&dt);
@@ -223,7 +226,7 @@ bc_status bc_device_open(const bc_device_config *cfg, bc_device **out_dev)
     dev->info.image_arch = "";
     if (!dev->cfg.skip_kernel_load) {
         bc__image_timing it;
-        st = bc__image_load(&dev->image, dev->info.cc_major, dev->info.cc_minor, &it);
+        st = bc__image_load(dev, &dev->image, &it);
         if (st)
             goto fail_arenas;
         dev->timings.image_check_us = it.check_us;
@@ -266,8 +269,10 @@ void bc_device_close(bc_device *dev)
     BC_CU_CLEANUP(cuCtxSetCurrent, dev->ctx);
     release_list(&dev->graphs, bc__graph_release);
     release_list(&dev->plans, bc__plan_release);
+    release_list(&dev->kernel_plans, bc__kernel_plan_release);
     release_list(&dev->events, event_release);
     release_list(&dev->streams, stream_release);
+    release_list(&dev->modules, bc__module_release);
     bc__image_unload(&dev->image);
     close_arenas(dev);
     BC_CU_CLEANUP(cuStreamDestroy, dev->xfer);

@@ -30,6 +30,16 @@ static const size_t entry_offsets[] = {
 #undef X
 };
 
+/* The ABI version each entry is asked for; 0 marks a required entry (asked
+ * at BC_CUDA_ABI_VERSION), anything else an optional one (driver_list.h). */
+static const int entry_optional_abi[] = {
+#define X(name, ver) 0,
+#define XO(name, ver) ver,
+#include "driver_list.h"
+#undef XO
+#undef X
+};
+
 #define ENTRY_COUNT (sizeof entry_names / sizeof entry_names[0])
 
 static double now_us(void)
@@ -63,14 +73,18 @@ static bc_status resolve_all(void *h, bc__driver *t)
     for (size_t i = 0; i < ENTRY_COUNT; i++) {
         void *fn = NULL;
         CUdriverProcAddressQueryResult q = CU_GET_PROC_ADDRESS_SUCCESS;
-        CUresult r = gpa(entry_names[i], &fn, BC_CUDA_ABI_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &q);
+        const int opt_abi = entry_optional_abi[i];
+        CUresult r = gpa(entry_names[i], &fn, opt_abi ? opt_abi : BC_CUDA_ABI_VERSION,
+                         CU_GET_PROC_ADDRESS_DEFAULT, &q);
         if (r == CUDA_ERROR_STUB_LIBRARY)
             return bc__fail(BC_ERR_DRIVER_STUB, r, "CUDA_ERROR_STUB_LIBRARY", "cuGetProcAddress",
                             __FILE__, __LINE__, "%s is the CUDA toolkit's stub library", library_path);
-        if (q == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT)
+        if (opt_abi && (r != CUDA_SUCCESS || q != CU_GET_PROC_ADDRESS_SUCCESS))
+            fn = NULL; /* optional and older than this driver: the entry stays NULL */
+        else if (q == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT)
             return BC_FAIL(BC_ERR_DRIVER_TOO_OLD, entry_names[i],
                            "driver too old for %s at CUDA ABI %d", entry_names[i], BC_CUDA_ABI_VERSION);
-        if (r != CUDA_SUCCESS || fn == NULL)
+        else if (r != CUDA_SUCCESS || fn == NULL)
             return bc__fail(BC_ERR_MISSING_ENTRY_POINT, (int)r, "", entry_names[i], __FILE__, __LINE__,
                             "driver does not provide %s (CUresult %d)", entry_names[i], (int)r);
         memcpy((char *)t + entry_offsets[i], &fn, sizeof fn);

@@ -14,8 +14,10 @@
 
 #include "barecuda/status.h"
 
-/* The CUDA ABI version asked of cuGetProcAddress for every entry: the 12.0
- * floor. driver_list.h pairs each entry with its PFN typedef for it. */
+/* The CUDA ABI version asked of cuGetProcAddress for every required entry:
+ * the 12.0 floor. driver_list.h pairs each entry with its PFN typedef for
+ * it; its optional entries (XO) are asked at their own version and are NULL
+ * in the table when the driver lacks them. */
 #define BC_CUDA_ABI_VERSION 12000
 
 typedef struct bc__driver {
@@ -33,7 +35,8 @@ typedef struct bc__driver_timing {
 
 /* Takes a reference on the driver, loading and initialising it on the first
  * one: dlopen("libcuda.so.1"), cuGetProcAddress_v2 for every entry in
- * driver_list.h at BC_CUDA_ABI_VERSION, version check, cuInit(0).
+ * driver_list.h at BC_CUDA_ABI_VERSION (optional ones at theirs, NULL when
+ * missing), version check, cuInit(0).
  * Serialised by a process-wide mutex. out_timing may be NULL. */
 bc_status bc__driver_acquire(bc__driver_timing *out_timing);
 

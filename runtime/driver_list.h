@@ -60,3 +60,19 @@ X(cuGraphDestroy, 10000)
 X(cuGraphGetNodes, 10000)
 X(cuGraphKernelNodeGetParams, 12000)
 X(cuGraphExecKernelNodeSetParams, 12000)
+X(cuOccupancyMaxActiveClusters, 11070)
+X(cuStreamGetCaptureInfo, 11030)
+
+/* Optional entries: XO(name, version) is asked for at its own ABI version
+ * `version` (above the 12.0 floor). A driver without it leaves the entry
+ * NULL instead of failing bc_device_open; the code that calls it says what
+ * happens then. Expansions that do not define XO list them like X. */
+#ifndef XO
+#define XO(name, ver) X(name, ver)
+#define BC__XO_DEFAULTED
+#endif
+XO(cuFuncGetParamInfo, 12040) /* CUDA 12.4: kernel parameter signatures (kernel plans) */
+#ifdef BC__XO_DEFAULTED
+#undef XO
+#undef BC__XO_DEFAULTED
+#endif

@@ -51,6 +51,7 @@ struct bc_device {
 
     /* live objects, released in reverse order by bc_device_close */
     bc__link graphs, plans, events, streams;
+    bc__link kernel_plans, modules; /* released after graphs and GEMM plans, modules last */
 };
 
 struct bc_stream {

@@ -320,15 +320,16 @@ static void free_contexts(void)
     }
 }
 
+static const size_t offsets[] = {
+#define X(name, ver) offsetof(bc__driver, name),
+#include "driver_list.h"
+#undef X
+};
+
 /* Every entry of driver_list.h must have a fake: a new entry without one
  * stops the tests at once instead of crashing somewhere later. */
 static void check_table(void)
 {
-    static const size_t offsets[] = {
-#define X(name, ver) offsetof(bc__driver, name),
-#include "driver_list.h"
-#undef X
-    };
     for (size_t i = 0; i < FAKE_ENTRY_COUNT; i++) {
         void *fn;
         memcpy(&fn, (const char *)&table + offsets[i], sizeof fn);
@@ -366,11 +367,13 @@ void fake_reset(void)
     fake__s.failed_entry = -1;
     fake__s.module_fail = CUDA_SUCCESS;
     fake__clear_current();
+    fake__s.max_active_clusters = -1;
+    fake__fill_core(&table); /* every reset: fake_drop_entry may have cleared one */
+    fake__fill_mem(&table);
+    fake__fill_module(&table);
+    fake__fill_graph(&table);
+    fake__fill_kernel(&table);
     if (!table_filled) {
-        fake__fill_core(&table);
-        fake__fill_mem(&table);
-        fake__fill_module(&table);
-        fake__fill_graph(&table);
         table_filled = 1;
         check_table();
     }
@@ -378,6 +381,15 @@ void fake_reset(void)
 }
 
 const bc__driver *fake_table(void) { return &table; }
+
+void fake_drop_entry(fake_entry e)
+{
+    if ((unsigned)e >= FAKE_ENTRY_COUNT)
+        return;
+    fake__lock();
+    memset((char *)&table + offsets[e], 0, sizeof(void *));
+    fake__unlock();
+}
 
 void fake_install(void)
 {

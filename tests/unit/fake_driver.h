@@ -127,6 +127,25 @@ void fake_set_next_image_size(size_t bytes);
  * when resolved (e.g. CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES to fake a spill). */
 void fake_set_kernel_attr(const char *kernel, CUfunction_attribute attr, int value);
 
+/* The parameter signature cuFuncGetParamInfo reports for every kernel named
+ * `kernel` (count <= FAKE_MAX_PARAMS; offsets and sizes in the device-side
+ * layout). A kernel without one reports no parameters. Launches and graph
+ * updates of such a kernel copy every parameter to its offset in the
+ * recorded parameter bytes (instead of fake_set_param_size bytes of the
+ * first). */
+#define FAKE_MAX_PARAMS 64
+void fake_set_kernel_params(const char *kernel, int count, const size_t *offsets, const size_t *sizes);
+
+/* What cuOccupancyMaxActiveClusters answers (-1, the default: the SM count
+ * times the blocks that fit an SM by threads and shared memory, divided by
+ * the cluster size). */
+void fake_set_max_active_clusters(int n);
+
+/* The table entry of `e` becomes NULL until the next fake_reset/install, as
+ * an optional entry (driver_list.h XO) is on a driver that lacks it. Call
+ * after fake_install and before bc_device_open. */
+void fake_drop_entry(fake_entry e);
+
 /* ---------------------------------------------------------- fault injection */
 
 /* The n-th driver call from now (1-based, every entry counts) returns r;
@@ -254,11 +273,19 @@ uint64_t fake_tensor_map_replaces(void);   /* successful cuTensorMapReplaceAddre
 
 typedef struct fake_kernel_node {
     CUfunction func;
+    char kernel[128];      /* the function's name, when captured */
     unsigned grid[3], block[3];
     unsigned smem;
     size_t param_bytes;
     unsigned char params[FAKE_MAX_PARAM_BYTES];
+    unsigned num_attrs;    /* launch attributes of a captured launch (stream capture keeps them) */
+    CUlaunchAttribute attrs[FAKE_MAX_LAUNCH_ATTRS];
 } fake_kernel_node;
+
+/* Kernel node `index` (< 16) of the graph the last successful
+ * cuStreamEndCapture returned, as captured (kept after the graph is
+ * destroyed); NULL for another kind of node or past the end. */
+const fake_kernel_node *fake_last_capture_node(int index);
 
 uint64_t fake_graph_launches(void);
 uint64_t fake_graph_kernels_run(void);     /* kernel nodes executed by graph launches */

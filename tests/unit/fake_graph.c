@@ -112,7 +112,49 @@ static CUresult fake_cuStreamEndCapture(CUstream h, CUgraph *out)
         FAKE_RETURN(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
     }
     *out = g;
+    fake__s.capture_n = g->n < FAKE_CAPTURE_KEEP ? g->n : FAKE_CAPTURE_KEEP;
+    for (int i = 0; i < fake__s.capture_n; i++) {
+        fake__s.capture_kernel[i] = g->nodes[i]->type == NODE_KERNEL;
+        fake__s.capture[i] = g->nodes[i]->k;
+    }
     FAKE_RETURN(CUDA_SUCCESS);
+}
+
+/* The stream's capture state; the dependency set is the last node added
+ * (captures here are single-stream chains). */
+static CUresult fake_cuStreamGetCaptureInfo(CUstream h, CUstreamCaptureStatus *status, cuuint64_t *id,
+                                            CUgraph *graph, const CUgraphNode **deps, size_t *ndeps)
+{
+    FAKE_ENTER(cuStreamGetCaptureInfo);
+    if (status == NULL)
+        FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
+    struct CUstream_st *s = NULL;
+    CUresult r = fake__stream(h, &s);
+    if (r != CUDA_SUCCESS)
+        FAKE_RETURN(r);
+    struct CUgraph_st *g = s ? s->capture : NULL;
+    *status = g == NULL ? CU_STREAM_CAPTURE_STATUS_NONE
+              : s->capture_invalid ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                                   : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    if (g == NULL)
+        FAKE_RETURN(CUDA_SUCCESS);
+    if (id)
+        *id = g->id;
+    if (graph)
+        *graph = g;
+    s->dep_out = g->n ? g->nodes[g->n - 1] : NULL;
+    if (deps)
+        *deps = g->n ? (const CUgraphNode *)&s->dep_out : NULL;
+    if (ndeps)
+        *ndeps = g->n ? 1 : 0;
+    FAKE_RETURN(CUDA_SUCCESS);
+}
+
+const fake_kernel_node *fake_last_capture_node(int index)
+{
+    if (index < 0 || index >= fake__s.capture_n || !fake__s.capture_kernel[index])
+        return NULL;
+    return &fake__s.capture[index];
 }
 
 /* ----------------------------------------------------------------- graphs */
@@ -286,6 +328,7 @@ void fake__fill_graph(bc__driver *t)
 {
     t->cuStreamBeginCapture = fake_cuStreamBeginCapture;
     t->cuStreamEndCapture = fake_cuStreamEndCapture;
+    t->cuStreamGetCaptureInfo = fake_cuStreamGetCaptureInfo;
     t->cuGraphInstantiateWithFlags = fake_cuGraphInstantiateWithFlags;
     t->cuGraphLaunch = fake_cuGraphLaunch;
     t->cuGraphExecDestroy = fake_cuGraphExecDestroy;

@@ -37,6 +37,7 @@ struct CUstream_st {
     int priority;
     struct CUgraph_st *capture;   /* graph being captured into, or NULL */
     int capture_invalid;
+    struct CUgraphNode_st *dep_out; /* what cuStreamGetCaptureInfo hands out */
 };
 
 struct CUevent_st {
@@ -99,6 +100,14 @@ typedef struct fake_dev_state {
 } fake_dev_state;
 
 #define FAKE_MAX_KERNEL_ATTRS 32
+#define FAKE_MAX_KERNEL_SIGS 8
+#define FAKE_CAPTURE_KEEP 16
+
+typedef struct fake_kernel_sig {
+    char kernel[128];
+    int count;
+    size_t offset[FAKE_MAX_PARAMS], size[FAKE_MAX_PARAMS];
+} fake_kernel_sig;
 
 typedef struct fake_state {
     /* configuration */
@@ -119,6 +128,9 @@ typedef struct fake_state {
         int value;
     } kattr[FAKE_MAX_KERNEL_ATTRS];
     int nkattr;
+    fake_kernel_sig sigs[FAKE_MAX_KERNEL_SIGS];
+    int nsigs;
+    int max_active_clusters; /* -1: worked out from the launch */
 
     /* state */
     int initialized;
@@ -126,6 +138,9 @@ typedef struct fake_state {
     size_t host_bytes_live;
     double clock_ms;
     uint64_t graph_ids;
+    int capture_n;                 /* the last capture's first nodes, kept after its graph goes */
+    int capture_kernel[FAKE_CAPTURE_KEEP];
+    fake_kernel_node capture[FAKE_CAPTURE_KEEP];
     uint64_t tmap_serial;
 
     /* accounting */
@@ -211,6 +226,9 @@ void fake__graph_free(struct CUgraph_st *g);
 /* The live function with handle h, or NULL. */
 struct CUfunc_st *fake__find_func(const void *h);
 
+/* The registered signature of `kernel`, or NULL (fake_kernel.c). */
+const fake_kernel_sig *fake__kernel_sig(const char *kernel);
+
 /* Copies a launch's first parameter (fake_set_param_size bytes) from
  * kernelParams[0], or the CU_LAUNCH_PARAM_BUFFER_POINTER of `extra`. */
 CUresult fake__copy_params(const char *kernel, void **params, void **extra, unsigned char *dst, size_t *out_n);
@@ -223,5 +241,6 @@ void fake__fill_core(bc__driver *t);
 void fake__fill_mem(bc__driver *t);
 void fake__fill_module(bc__driver *t);
 void fake__fill_graph(bc__driver *t);
+void fake__fill_kernel(bc__driver *t);
 
 #endif

@@ -307,8 +307,26 @@ static size_t kernel_param_size(const char *name)
 /* Copies the first parameter's bytes (fake_set_param_size, capped at the
  * kernel's own parameter size) from kernelParams, or from a
  * CU_LAUNCH_PARAM_BUFFER_POINTER in `extra`. */
+/* Every parameter of a kernel with a registered signature, at its offset. */
+static CUresult copy_by_signature(const fake_kernel_sig *s, void **params, unsigned char *dst, size_t *out_n)
+{
+    size_t end = 0;
+    for (int i = 0; i < s->count; i++) {
+        if (params == NULL || params[i] == NULL || s->offset[i] + s->size[i] > FAKE_MAX_PARAM_BYTES)
+            return CUDA_ERROR_INVALID_VALUE;
+        memcpy(dst + s->offset[i], params[i], s->size[i]);
+        if (s->offset[i] + s->size[i] > end)
+            end = s->offset[i] + s->size[i];
+    }
+    *out_n = end;
+    return CUDA_SUCCESS;
+}
+
 CUresult fake__copy_params(const char *kernel, void **params, void **extra, unsigned char *dst, size_t *out_n)
 {
+    const fake_kernel_sig *sig = fake__kernel_sig(kernel);
+    if (sig != NULL && extra == NULL)
+        return copy_by_signature(sig, params, dst, out_n);
     size_t n = fake__s.param_size;
     if (n > kernel_param_size(kernel))
         n = kernel_param_size(kernel);
@@ -406,11 +424,14 @@ static CUresult fake_cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction h, v
     if (node == NULL)
         FAKE_RETURN(CUDA_ERROR_OUT_OF_MEMORY);
     node->k.func = f;
+    snprintf(node->k.kernel, sizeof node->k.kernel, "%s", f->name);
     memcpy(node->k.grid, g, sizeof g);
     memcpy(node->k.block, b, sizeof b);
     node->k.smem = cfg->sharedMemBytes;
     node->k.param_bytes = L->param_bytes;
     memcpy(node->k.params, L->params, L->param_bytes);
+    node->k.num_attrs = cfg->numAttrs < FAKE_MAX_LAUNCH_ATTRS ? cfg->numAttrs : FAKE_MAX_LAUNCH_ATTRS;
+    memcpy(node->k.attrs, L->attrs, sizeof node->k.attrs);
     FAKE_RETURN(CUDA_SUCCESS);
 }
 

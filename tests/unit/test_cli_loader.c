@@ -34,6 +34,21 @@ static void run_cli(run_result *r, const char *a0, const char *a1, const char *a
     cli_capture_copy(&c, r->out, sizeof r->out, r->err, sizeof r->err);
 }
 
+/* Runs `barecuda args...` (NULL-terminated, at most 10). */
+static void run_args(run_result *r, const char *const *args)
+{
+    char *argv[12] = {"barecuda"};
+    int argc = 1;
+    while (args[argc - 1] != NULL && argc < 11) {
+        argv[argc] = (char *)args[argc - 1];
+        argc++;
+    }
+    cli_capture c;
+    cli_capture_run(&c, argc, argv);
+    r->rc = c.rc;
+    cli_capture_copy(&c, r->out, sizeof r->out, r->err, sizeof r->err);
+}
+
 static void has(const char *text, const char *needle)
 {
     if (strstr(text, needle) == NULL)
@@ -156,6 +171,90 @@ static void test_boot_exit_codes(void **state)
     has(r.out, "FAILED at open: BC_ERR_NO_DRIVER");
 }
 
+/* boot --module: the user's module in the boot check, with its own line and
+ * the image exit codes (a file that cannot be read is 20 too). */
+#define FIX "tests/fixtures/"
+static void boot_module(run_result *r, const char *const *args)
+{
+    fake_install();
+    smoke_emu_install(-1);
+    run_args(r, args);
+}
+
+static void test_boot_user_module(void **state)
+{
+    (void)state;
+    run_result r;
+    boot_module(&r, (const char *const[]){"boot", "--module", FIX "user_kernels.fatbin", "--kernels",
+                                          "fixture_saxpy,fixture_tma_box", "--digest", "aa1322c8a27341fa", NULL});
+    assert_int_equal(r.rc, BC_EXIT_OK);
+    has(r.out, "user module tests/fixtures/user_kernels.fatbin: image sm_90a, 3 entries, 2 kernels resolved, "
+               "XXH64 0xaa1322c8a27341fa (checked)");
+    has(r.out, "  user module   ");
+    has(r.out, "verdict: PASS");
+    boot_module(&r, (const char *const[]){"boot", "--json", "--module", FIX "user_kernels_sm90a.cubin", NULL});
+    assert_int_equal(r.rc, BC_EXIT_OK);
+    has(r.out, "\"module\":{\"file\":\"tests/fixtures/user_kernels_sm90a.cubin\",\"image\":\"sm_90\",\"jit\":false,"
+               "\"entries\":1,\"kernels\":0,\"xxh64\":\"0xe35945ce73a52270\",\"digest_checked\":false}");
+    has(r.out, "\"user_module\":");
+    /* each failure class, with its exit code */
+    static const struct {
+        const char *file, *kernels, *digest;
+        int rc;
+        const char *needle;
+    } bad[] = {
+        {FIX "user_kernels.fatbin", NULL, "0xaa1322c8a27341fb", BC_EXIT_IMAGE, "BC_ERR_DIGEST_MISMATCH"},
+        {FIX "no_such.fatbin", NULL, NULL, BC_EXIT_IMAGE, "BC_ERR_FILE_IO"},
+        {FIX, NULL, NULL, BC_EXIT_IMAGE, "BC_ERR_NOT_REGULAR_FILE"},
+        {FIX "README.md", NULL, NULL, BC_EXIT_IMAGE, "BC_ERR_FATBIN_CORRUPT"},
+        {FIX "user_kernels_ptx.fatbin", NULL, NULL, BC_EXIT_ARCH, "BC_ERR_UNSUPPORTED_ARCH"},
+        {FIX "user_kernels.fatbin", "fixture_saxpy,fixture_gone", NULL, BC_EXIT_LOAD, "fixture_gone"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *args[8] = {"boot", "--module", bad[i].file};
+        int n = 3;
+        if (bad[i].kernels)
+            args[n++] = "--kernels", args[n++] = bad[i].kernels;
+        if (bad[i].digest)
+            args[n++] = "--digest", args[n++] = bad[i].digest;
+        args[n] = NULL;
+        boot_module(&r, args);
+        if (r.rc != bad[i].rc)
+            fail_msg("%s: exit %d, want %d:\n%s", bad[i].file, r.rc, bad[i].rc, r.out);
+        has(r.out, "FAILED at user_module: ");
+        has(r.out, bad[i].needle);
+    }
+    /* the driver refusing the user's image (its second load; the first is barecuda's) */
+    fake_install();
+    smoke_emu_install(-1);
+    fake_fail_entry(FAKE_E_cuModuleLoadDataEx, 2, CUDA_ERROR_INVALID_IMAGE, 0);
+    run_args(&r, (const char *const[]){"boot", "--module", FIX "user_kernels.fatbin", NULL});
+    assert_int_equal(r.rc, BC_EXIT_LOAD);
+    has(r.out, "BC_ERR_MODULE_LOAD");
+    /* the command line */
+    run_args(&r, (const char *const[]){"boot", "--module", FIX "user_kernels.fatbin", "--digest", "xyz", NULL});
+    assert_int_equal(r.rc, BC_EXIT_USAGE);
+    run_args(&r, (const char *const[]){"boot", "--kernels", "a", NULL});
+    assert_int_equal(r.rc, BC_EXIT_USAGE);
+    run_args(&r, (const char *const[]){"boot", "--module", FIX "user_kernels.fatbin", "--kernels", ",", NULL});
+    assert_int_equal(r.rc, BC_EXIT_USAGE);
+}
+
+static void test_fatbin_plain_cubin(void **state)
+{
+    (void)state;
+    run_result r;
+    run_cli(&r, "fatbin", FIX "user_kernels_sm90a.cubin", NULL);
+    assert_int_equal(r.rc, BC_EXIT_OK);
+    has(r.out, "7384 bytes, a plain cubin (no container; ELF ABI 8, e_flags 0x06005a04), XXH64 0xe35945ce73a52270");
+    has(r.out, "elf   sm_90");
+    run_cli(&r, "fatbin", FIX "user_kernels_sm90a.cubin", "--json");
+    has(r.out, "\"plain_cubin\":true,\"containers\":0");
+    run_cli(&r, "fatbin", FIX "user_kernels.fatbin", NULL);
+    assert_int_equal(r.rc, BC_EXIT_OK);
+    has(r.out, "ptx   compute_80");
+}
+
 /* -------------------------------------------------------------- fatbin */
 
 static void test_fatbin_lists_the_embedded_image(void **state)
@@ -218,6 +317,8 @@ int main(void)
         ft_test(test_boot_exit_codes),
         ft_test(test_fatbin_lists_the_embedded_image),
         ft_test(test_fatbin_file_errors),
+        ft_test(test_boot_user_module),
+        ft_test(test_fatbin_plain_cubin),
     };
     return cmocka_run_group_tests_name("cli_loader", tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
-/* Unit tests of the fatbin parser (loader/fatbin.c) and of the image loader's
- * checks that come before any driver call (digest, parse, selection). No
+/* Unit tests of the fatbin parser (loader/fatbin.c) and of the loader's
+ * checks that come before any driver call (loader/check.c: digest, parse,
+ * selection). No
  * driver is installed: a test that reached the driver would crash on the
  * NULL table, which is itself part of what these tests prove.
  *
@@ -19,7 +20,7 @@
 
 #include "digest.h"
 #include "fatbin.h"
-#include "image.h"
+#include "check.h"
 #include "select.h"
 
 extern const uint8_t bc__fatbin_bytes[];
@@ -88,7 +89,7 @@ static uint64_t rd64(const uint8_t *p)
 
 /* A small container builder for hand-made (and hand-broken) fatbins. */
 typedef struct blob {
-    uint8_t p[4096];
+    uint8_t p[8192];
     size_t len;
     size_t container; /* offset of the open container */
 } blob;
@@ -608,45 +609,74 @@ static void test_trailing_bytes(void **state)
 
 /* ------------------------------------------- loader checks before the driver */
 
-static void test_image_digest_mismatch(void **state)
+static void test_check_digest_mismatch(void **state)
 {
     (void)state;
-    bc__image img;
-    memset(&img, 0xAB, sizeof img);
-    bc__image_timing t = {-1, -1};
-    bc_status st = bc__image_load_from(&img, bc__fatbin_bytes, bc__fatbin_size, bc__fatbin_digest ^ 1, 9, 0, &t);
+    bc__loader_choice c;
+    memset(&c, 0xAB, sizeof c);
+    const uint64_t wrong = bc__fatbin_digest ^ 1;
+    bc_status st = bc__loader_check(bc__fatbin_bytes, bc__fatbin_size, &wrong, 9, 0, 0, &c);
     assert_int_equal(st, BC_ERR_DIGEST_MISMATCH);
     char want[64];
-    snprintf(want, sizeof want, "0x%016llx", (unsigned long long)(bc__fatbin_digest ^ 1));
+    snprintf(want, sizeof want, "0x%016llx", (unsigned long long)wrong);
     assert_non_null(strstr(last_message(), want));
     snprintf(want, sizeof want, "0x%016llx", (unsigned long long)bc__fatbin_digest);
     assert_non_null(strstr(last_message(), want));
-    assert_null(img.module);
-    assert_int_equal(img.arch[0], 0);
-    assert_true(t.check_us == -1); /* timing written only on success */
+    assert_int_equal(c.entries, (int)0xABABABAB); /* written only on success */
+    /* the right digest, or none, selects the sm_90a image and reports the digest */
+    assert_int_equal(bc__loader_check(bc__fatbin_bytes, bc__fatbin_size, &bc__fatbin_digest, 9, 0, 0, &c), BC_OK);
+    assert_string_equal(c.arch, "sm_90a");
+    assert_int_equal(c.digest, bc__fatbin_digest);
+    assert_int_equal(c.jit, 0);
+    assert_int_equal(c.plain_cubin, 0);
+    assert_int_equal(bc__loader_check(bc__fatbin_bytes, bc__fatbin_size, NULL, 10, 3, 1, &c), BC_OK);
+    assert_string_equal(c.arch, "sm_103a");
 }
 
-static void test_image_corrupt_and_unsupported(void **state)
+static void test_check_corrupt_and_unsupported(void **state)
 {
     (void)state;
-    bc__image img;
+    bc__loader_choice c;
     blob b;
     small_fatbin(&b);
     wr64(b.p + 16 + 8, 0);
-    memset(&img, 0xAB, sizeof img);
-    assert_int_equal(bc__image_load_from(&img, b.p, b.len, bc__xxh64(b.p, b.len, 0), 9, 0, NULL),
-                     BC_ERR_FATBIN_CORRUPT);
-    assert_null(img.module);
+    const uint64_t dg = bc__xxh64(b.p, b.len, 0);
+    assert_int_equal(bc__loader_check(b.p, b.len, &dg, 9, 0, 0, &c), BC_ERR_FATBIN_CORRUPT);
     /* the real blob on a device it has no image for: refused before the driver */
-    memset(&img, 0xAB, sizeof img);
-    assert_int_equal(bc__image_load_from(&img, bc__fatbin_bytes, bc__fatbin_size, bc__fatbin_digest, 7, 5, NULL),
+    assert_int_equal(bc__loader_check(bc__fatbin_bytes, bc__fatbin_size, &bc__fatbin_digest, 7, 5, 0, &c),
                      BC_ERR_UNSUPPORTED_ARCH);
-    assert_null(img.module);
     assert_non_null(strstr(last_message(), "sm_75"));
     assert_non_null(strstr(last_message(), "sm_80"));
     assert_non_null(strstr(last_message(), "sm_120"));
     assert_non_null(strstr(last_message(), "sm_90a"));
     assert_non_null(strstr(last_message(), "sm_100a"));
+    assert_int_equal(bc__loader_check(NULL, 4, NULL, 9, 0, 0, &c), BC_ERR_INVALID_ARGUMENT);
+    assert_int_equal(bc__loader_check(b.p, b.len, NULL, 9, 0, 0, NULL), BC_ERR_INVALID_ARGUMENT);
+    assert_int_equal(bc__loader_check(NULL, 0, NULL, 9, 0, 0, &c), BC_ERR_FATBIN_CORRUPT);
+}
+
+/* A well-formed container with more entries than the loader takes is
+ * refused as over the limit, whatever the device. */
+static void test_check_entry_limit(void **state)
+{
+    (void)state;
+    static blob b;
+    memset(&b, 0, sizeof b);
+    begin_container(&b);
+    for (int i = 0; i <= BC__LOADER_MAX_ENTRIES; i++)
+        add_entry(&b, BC__FATBIN_KIND_ELF, 90, BC__FATBIN_FLAG_ARCH_SPECIFIC, 8);
+    end_container(&b);
+    size_t n = 0;
+    assert_int_equal(bc__fatbin_parse(b.p, b.len, NULL, 0, &n), BC_OK);
+    assert_int_equal(n, BC__LOADER_MAX_ENTRIES + 1);
+    bc__loader_choice c;
+    assert_int_equal(bc__loader_check(b.p, b.len, NULL, 9, 0, 0, &c), BC_ERR_FATBIN_CORRUPT);
+    assert_non_null(strstr(last_message(), "over the loader's limit"));
+    /* one entry fewer loads */
+    b.len -= 72;
+    end_container(&b);
+    assert_int_equal(bc__loader_check(b.p, b.len, NULL, 9, 0, 0, &c), BC_OK);
+    assert_int_equal(c.entries, BC__LOADER_MAX_ENTRIES);
 }
 
 int main(void)
@@ -669,8 +699,9 @@ int main(void)
         cmocka_unit_test(test_identifier_and_options_in_header),
         cmocka_unit_test(test_cap_and_count),
         cmocka_unit_test(test_trailing_bytes),
-        cmocka_unit_test(test_image_digest_mismatch),
-        cmocka_unit_test(test_image_corrupt_and_unsupported),
+        cmocka_unit_test(test_check_digest_mismatch),
+        cmocka_unit_test(test_check_corrupt_and_unsupported),
+        cmocka_unit_test(test_check_entry_limit),
     };
     return cmocka_run_group_tests_name("fatbin", tests, NULL, NULL);
 }

@@ -1,16 +1,5 @@
-/* Fault-injection sweep: every driver call of every scenario fails in turn,
- * once (transient) and from then on (persistent), with two CUresults.
- *
- * For each scenario: a clean run counts its N driver calls and records which
- * of them happen inside functions that return void (close/destroy, which
- * can only log a failure). Then for n = 1..N, each mode and each CUresult:
- *  - call n is the same entry as in the clean run (the fault hit where aimed);
- *  - a call outside the void functions makes the scenario fail, with the
- *    status the CUresult maps to, and bc_last_error() names exactly that
- *    driver call and carries the CUresult;
- *  - a transient failure inside a void function is absorbed (BC_OK);
- *  - whatever happened, once the scenario has cleaned up, the fake holds no
- *    object: every create was matched by its destroy. */
+/* Fault-injection sweep over the device, stream, event and memory calls
+ * (the engine and what it checks: fault_sweep.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,40 +8,7 @@
 #include <cmocka.h>
 
 #include "fake_test.h"
-
-#define MAX_CALLS 512
-
-/* Marks the calls made inside void functions during the clean run. */
-static unsigned char in_void[MAX_CALLS + 2];
-static int recording;
-
-#define VOID_CALL(stmt)                                                                          \
-    do {                                                                                         \
-        uint64_t a_ = fake_calls();                                                              \
-        stmt;                                                                                    \
-        if (recording)                                                                           \
-            for (uint64_t k_ = a_ + 1; k_ <= fake_calls() && k_ <= MAX_CALLS; k_++)              \
-                in_void[k_] = 1;                                                                 \
-    } while (0)
-
-/* The first failure of a scenario and its detail, taken when it happened. */
-typedef struct outcome {
-    bc_status st;
-    bc_error_detail d;
-} outcome;
-
-#define STEP(o, expr)                                                                            \
-    do {                                                                                         \
-        if ((o)->st == BC_OK) {                                                                  \
-            bc_status s_ = (expr);                                                               \
-            if (s_ != BC_OK) {                                                                   \
-                (o)->st = s_;                                                                    \
-                bc_last_error(&(o)->d);                                                          \
-            }                                                                                    \
-        }                                                                                        \
-    } while (0)
-
-typedef void (*scenario_fn)(outcome *o);
+#include "fault_sweep.h"
 
 /* ------------------------------------------------------------ scenarios */
 
@@ -168,154 +124,53 @@ static void two_devices_config(void)
 
 /* ------------------------------------------------------------ the sweep */
 
-static int is_sticky(CUresult r)
-{
-    return r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED;
-}
-
 /* The status a failing call of `e` returning `r` must produce. */
 static int status_matches(fake_entry e, CUresult r, bc_status st)
 {
-    if (e == FAKE_E_cuDriverGetVersion) /* at load: too old; later: a failed call */
-        return st == BC_ERR_DRIVER_TOO_OLD || st == BC_ERR_DRIVER || st == BC_ERR_DEVICE_LOST;
-    if (e == FAKE_E_cuInit) /* mapped by the driver loader itself */
-        return st == BC_ERR_DRIVER;
+    int loader = loader_status_matches(e, st);
+    if (loader >= 0)
+        return loader;
     if (!is_sticky(r) && (e == FAKE_E_cuModuleLoadDataEx || e == FAKE_E_cuModuleGetFunction ||
                           e == FAKE_E_cuFuncSetAttribute || e == FAKE_E_cuFuncGetAttribute))
         return st == BC_ERR_MODULE_LOAD || st == BC_ERR_MISSING_KERNEL || st == BC_ERR_DRIVER;
     return st == (is_sticky(r) ? BC_ERR_DEVICE_LOST : BC_ERR_DRIVER);
 }
 
-typedef struct sweep_stats {
-    unsigned runs, failing, absorbed;
-} sweep_stats;
-
-static sweep_stats total;
-
-static void sweep(const char *name, scenario_fn fn, void (*config)(void))
-{
-    static const CUresult codes[] = {CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_ILLEGAL_ADDRESS};
-
-    /* clean run */
-    fake_install();
-    if (config)
-        config();
-    memset(in_void, 0, sizeof in_void);
-    recording = 1;
-    outcome clean = {BC_OK, {0}};
-    fn(&clean);
-    recording = 0;
-    if (clean.st != BC_OK)
-        fail_msg("%s: clean run failed: %s [%s] %s", name, bc_status_string(clean.st),
-                 clean.d.call, clean.d.message);
-    uint64_t n_calls = fake_calls();
-    assert_true(n_calls > 0 && n_calls <= MAX_CALLS);
-    int entry_at[MAX_CALLS + 1];
-    for (uint64_t k = 1; k <= n_calls; k++)
-        entry_at[k] = fake_call_entry(k);
-    if (fake_live_objects() != 0)
-        fail_msg("%s: clean run leaks %s", name, fake_live_string());
-
-    for (uint64_t n = 1; n <= n_calls; n++) {
-        fake_entry e = (fake_entry)entry_at[n];
-        for (int persistent = 0; persistent <= 1; persistent++) {
-            for (size_t c = 0; c < sizeof codes / sizeof codes[0]; c++) {
-                CUresult r = codes[c];
-                fake_install();
-                if (config)
-                    config();
-                fake_fail_call(n, r, persistent);
-                outcome o = {BC_OK, {0}};
-                fn(&o);
-                fake_fail_clear();
-                total.runs++;
-                const char *mode = persistent ? "persistent" : "transient";
-                if (fake_failed_entry() != (int)e)
-                    fail_msg("%s: call %llu should be %s, the fault hit %s", name,
-                             (unsigned long long)n, fake_entry_name(e),
-                             fake_failed_entry() < 0 ? "nothing"
-                                                     : fake_entry_name((fake_entry)fake_failed_entry()));
-                if (fake_live_objects() != 0)
-                    fail_msg("%s: %s failure of %s at call %llu leaks %s", name, mode,
-                             fake_entry_name(e), (unsigned long long)n, fake_live_string());
-                if (in_void[n]) {
-                    /* a failure only a void function saw: absorbed when transient */
-                    if (!persistent && o.st != BC_OK)
-                        fail_msg("%s: transient %s at call %llu inside a void function gave %s",
-                                 name, fake_entry_name(e), (unsigned long long)n,
-                                 bc_status_string(o.st));
-                    if (o.st == BC_OK) {
-                        total.absorbed++;
-                        continue;
-                    }
-                    /* persistent: a later call failed; it must still be a driver call */
-                    total.failing++;
-                    if (strncmp(o.d.call, "cu", 2) != 0 || o.d.cu_result != (int)r)
-                        fail_msg("%s: persistent from call %llu: detail names '%s' (CUresult %d)",
-                                 name, (unsigned long long)n, o.d.call, o.d.cu_result);
-                    continue;
-                }
-                total.failing++;
-                if (o.st == BC_OK)
-                    fail_msg("%s: %s %s failing at call %llu went unnoticed", name, mode,
-                             fake_entry_name(e), (unsigned long long)n);
-                if (!status_matches(e, r, o.st))
-                    fail_msg("%s: %s %s -> %d at call %llu gave %s", name, mode, fake_entry_name(e),
-                             (int)r, (unsigned long long)n, bc_status_string(o.st));
-                if (o.d.status != o.st || strcmp(o.d.call, fake_entry_name(e)) != 0 ||
-                    o.d.cu_result != (int)r)
-                    fail_msg("%s: %s %s -> %d at call %llu: detail says %s [%s] CUresult %d (%s)",
-                             name, mode, fake_entry_name(e), (int)r, (unsigned long long)n,
-                             bc_status_string(o.d.status), o.d.call, o.d.cu_result, o.d.message);
-            }
-        }
-    }
-    print_message("%-22s %3llu calls x 2 modes x 2 results = %llu runs\n", name,
-                  (unsigned long long)n_calls, (unsigned long long)n_calls * 4);
-}
-
 static void test_sweep_open_own_arenas(void **state)
 {
-    sweep("open own+arenas", sc_open_own_arenas, NULL);
+    sweep("open own+arenas", sc_open_own_arenas, NULL, status_matches);
 }
 
 static void test_sweep_open_own_no_arenas(void **state)
 {
-    sweep("open own, no arenas", sc_open_own_no_arenas, NULL);
+    sweep("open own, no arenas", sc_open_own_no_arenas, NULL, status_matches);
 }
 
 static void test_sweep_open_primary(void **state)
 {
-    sweep("open primary+arenas", sc_open_primary_arenas, NULL);
+    sweep("open primary+arenas", sc_open_primary_arenas, NULL, status_matches);
 }
 
 static void test_sweep_kernels(void **state)
 {
-    sweep("open with kernels", sc_open_kernels, NULL);
+    sweep("open with kernels", sc_open_kernels, NULL, status_matches);
 }
 
 static void test_sweep_driver_queries(void **state)
 {
-    sweep("driver queries", sc_driver_queries, NULL);
+    sweep("driver queries", sc_driver_queries, NULL, status_matches);
 }
 
 static void test_sweep_stream_event_mem(void **state)
 {
-    sweep("stream/event/mem", sc_stream_event_mem, NULL);
+    sweep("stream/event/mem", sc_stream_event_mem, NULL, status_matches);
 }
 
 static void test_sweep_two_devices(void **state)
 {
-    sweep("two devices", sc_two_devices, two_devices_config);
+    sweep("two devices", sc_two_devices, two_devices_config, status_matches);
 }
 
-static int report(void **state)
-{
-    print_message("fault-injection sweep: %u runs, %u failed as required, %u absorbed by void "
-                  "functions\n",
-                  total.runs, total.failing, total.absorbed);
-    return 0;
-}
 
 int main(void)
 {
@@ -325,5 +180,5 @@ int main(void)
         ft_test(test_sweep_kernels),
         ft_test(test_sweep_stream_event_mem),  ft_test(test_sweep_two_devices),
     };
-    return cmocka_run_group_tests_name("fault", tests, NULL, report);
+    return cmocka_run_group_tests_name("fault", tests, NULL, sweep_report);
 }

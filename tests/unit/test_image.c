@@ -183,6 +183,7 @@ static size_t tiny_fatbin(uint8_t *buf, const char *names, size_t names_len)
 static void test_missing_kernel(void **state)
 {
     (void)state;
+    use_device(7, 5);
     bc_device_config cfg = ft_config(); /* a context, no image */
     bc_device *dev = NULL;
     assert_ok(bc_device_open(&cfg, &dev));
@@ -191,14 +192,14 @@ static void test_missing_kernel(void **state)
     size_t len = tiny_fatbin(buf, only_smoke, sizeof only_smoke);
     bc__image img;
     memset(&img, 0xAB, sizeof img);
-    assert_status(bc__image_load_from(&img, buf, len, bc__xxh64(buf, len, 0), 7, 5, NULL),
+    assert_status(bc__image_load_from(dev, &img, buf, len, bc__xxh64(buf, len, 0), NULL),
                   BC_ERR_MISSING_KERNEL);
     ft_assert_last(BC_ERR_MISSING_KERNEL, "cuModuleGetFunction", CUDA_ERROR_NOT_FOUND);
     bc_error_detail d;
     bc_last_error(&d);
     assert_non_null(strstr(d.message, "bc_test_spin"));
     assert_non_null(strstr(d.message, "sm_75a"));
-    assert_null(img.module);
+    assert_null(img.mod);
     fake_live_counts lc;
     fake_live(&lc);
     assert_int_equal(lc.modules, 0); /* unloaded on the way out */
@@ -207,13 +208,13 @@ static void test_missing_kernel(void **state)
     static const char both[] = "\0bc_smoke_checksum\0bc_test_spin";
     len = tiny_fatbin(buf, both, sizeof both);
     bc__image_timing t;
-    assert_ok(bc__image_load_from(&img, buf, len, bc__xxh64(buf, len, 0), 7, 5, &t));
+    assert_ok(bc__image_load_from(dev, &img, buf, len, bc__xxh64(buf, len, 0), &t));
     assert_string_equal(img.arch, "sm_75a");
     assert_non_null(img.fn[BC_K_SMOKE]);
     assert_non_null(img.fn[BC_K_SPIN]);
     assert_int_equal(fake_entry_calls(FAKE_E_cuFuncSetAttribute), 0);
     bc__image_unload(&img);
-    assert_null(img.module);
+    assert_null(img.mod);
     bc_device_close(dev);
 }
 
@@ -232,7 +233,7 @@ static void test_every_driver_call_fails(void **state)
             fake_fail_call(k, CUDA_ERROR_INVALID_VALUE, persistent);
             bc__image img;
             memset(&img, 0xAB, sizeof img);
-            bc_status st = bc__image_load(&img, 9, 0, NULL);
+            bc_status st = bc__image_load(dev, &img, NULL);
             fake_fail_clear();
             if (st == BC_OK) {
                 assert_int_equal(fake_injected(), 0);
@@ -246,7 +247,7 @@ static void test_every_driver_call_fails(void **state)
                 bc_last_error(&d);
                 /* the first failure is the one reported, not the unload's */
                 assert_string_equal(d.call, fake_entry_name((fake_entry)fake_failed_entry()));
-                assert_null(img.module);
+                assert_null(img.mod);
                 assert_null(img.fn[BC_K_SMOKE]);
                 fake_live_counts lc;
                 fake_live(&lc);

@@ -25,10 +25,11 @@ static const char *last_message(void)
 }
 
 /* Name of the entry chosen for cc, or the failing status as text. */
-static const char *pick(const bc__fatbin_entry *e, size_t n, int major, int minor, char *buf, size_t cap)
+static const char *pick_by(bc_status (*sel)(const bc__fatbin_entry *, size_t, int, int, size_t *),
+                           const bc__fatbin_entry *e, size_t n, int major, int minor, char *buf, size_t cap)
 {
     size_t idx = 0;
-    bc_status st = bc__select_image(e, n, major, minor, &idx);
+    bc_status st = sel(e, n, major, minor, &idx);
     if (st == BC_ERR_UNSUPPORTED_ARCH)
         return "UNSUPPORTED";
     if (st == BC_ERR_FATBIN_COMPRESSED)
@@ -36,6 +37,16 @@ static const char *pick(const bc__fatbin_entry *e, size_t n, int major, int mino
     if (st != BC_OK)
         return "?";
     return bc__fatbin_arch_name(&e[idx], buf, cap);
+}
+
+static const char *pick(const bc__fatbin_entry *e, size_t n, int major, int minor, char *buf, size_t cap)
+{
+    return pick_by(bc__select_image, e, n, major, minor, buf, cap);
+}
+
+static const char *pick_ptx(const bc__fatbin_entry *e, size_t n, int major, int minor, char *buf, size_t cap)
+{
+    return pick_by(bc__select_ptx, e, n, major, minor, buf, cap);
 }
 
 static bc__fatbin_entry mk(uint16_t kind, uint32_t arch, char suffix)
@@ -151,7 +162,7 @@ static void test_ptx_never_selected(void **state)
     char b[24];
     bc__fatbin_entry e[] = {PTX(90, 'a'), PTX(80, 0), mk(BC__FATBIN_KIND_NVVM, 90, 0)};
     assert_string_equal(pick(e, 3, 9, 0, b, sizeof b), "UNSUPPORTED");
-    assert_non_null(strstr(last_message(), "compute_90a (not loadable: no JIT)"));
+    assert_non_null(strstr(last_message(), "compute_90a (PTX: JIT only when allowed)"));
     bc__fatbin_entry both[] = {PTX(90, 'a'), ELF(90, 'a')};
     assert_string_equal(pick(both, 2, 9, 0, b, sizeof b), "sm_90a");
 }
@@ -255,6 +266,41 @@ static void test_smoke_seed_avoids_poison(void **state)
             fail_msg("element %u's expected value equals the poison", i);
 }
 
+/* JIT candidates (only for callers that opted in): compute_XYa on X.Y only,
+ * compute_XYf on X.m >= X.Y, plain compute_XY on anything >= X.Y; exact
+ * beats family beats plain, then the highest arch. */
+static void test_ptx_selection(void **state)
+{
+    (void)state;
+    char b[24];
+    bc__fatbin_entry e[] = {PTX(80, 0), PTX(90, 'a'), PTX(86, 0), PTX(100, 'f'), ELF(120, 'a'),
+                            mk(BC__FATBIN_KIND_NVVM, 120, 0)};
+    static const struct {
+        int major, minor;
+        const char *want;
+    } table[] = {
+        {9, 0, "compute_90a"},  {8, 9, "compute_86"},   {8, 6, "compute_86"},   {8, 0, "compute_80"},
+        {10, 0, "compute_100f"}, {10, 3, "compute_100f"}, {11, 0, "compute_86"}, {12, 0, "compute_86"},
+        {7, 5, "UNSUPPORTED"},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        assert_string_equal(pick_ptx(e, 6, table[i].major, table[i].minor, b, sizeof b), table[i].want);
+    assert_non_null(strstr(last_message(), "no PTX compiles for it"));
+    /* cubins are never a JIT candidate, and a cubin that runs is not looked at here */
+    bc__fatbin_entry only_elf[] = {ELF(90, 'a')};
+    assert_string_equal(pick_ptx(only_elf, 1, 9, 0, b, sizeof b), "UNSUPPORTED");
+    assert_true(bc__any_cubin_runs(only_elf, 1, 9, 0));
+    assert_false(bc__any_cubin_runs(only_elf, 1, 9, 1));
+    assert_false(bc__any_cubin_runs(e, 6, 9, 0));
+    /* the winner compressed: refused, not replaced by a worse one */
+    e[1].compression = BC__FATBIN_ZSTD;
+    assert_string_equal(pick_ptx(e, 6, 9, 0, b, sizeof b), "COMPRESSED");
+    assert_non_null(strstr(last_message(), "raw PTX only"));
+    size_t idx;
+    assert_int_equal(bc__select_ptx(e, 6, 9, 0, NULL), BC_ERR_INVALID_ARGUMENT);
+    assert_int_equal(bc__select_ptx(e, 6, -1, 0, &idx), BC_ERR_INVALID_ARGUMENT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -269,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_families),
         cmocka_unit_test(test_smoke_seed_avoids_poison),
+        cmocka_unit_test(test_ptx_selection),
     };
     return cmocka_run_group_tests_name("select", tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
  * checks[]. Exit codes are cli.h's: a boot script can tell a missing driver
  * from a corrupt image from a wrong answer.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,76 @@ static const struct {
     {"gemm", check_gemm},
 };
 
+/* ---- the user's module (--module): loaded after the built-in checks, through
+ * bc_module_load_file with the digest and kernels given; its own phase, not
+ * counted in the boot budget (the module's size is the user's). */
+
+#define MAX_USER_KERNELS 64
+
+typedef struct user_module {
+    const char *path;        /* NULL: none */
+    char *names_buf;         /* --kernels, split in place */
+    const char *names[MAX_USER_KERNELS];
+    int count;
+    int check_digest;
+    uint64_t digest;
+    bc_module_info info;     /* after a successful load; info.arch points at arch */
+    char arch[24];
+    double us;
+} user_module;
+
+/* Splits "a,b,c" into um->names; 0 on success. */
+static int parse_kernels(user_module *um, const char *list)
+{
+    free(um->names_buf);
+    um->names_buf = strdup(list);
+    um->count = 0;
+    if (um->names_buf == NULL)
+        return -1;
+    for (char *save = NULL, *t = strtok_r(um->names_buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (um->count == MAX_USER_KERNELS)
+            return -1;
+        um->names[um->count++] = t;
+    }
+    return um->count > 0 ? 0 : -1;
+}
+
+static int parse_digest(user_module *um, const char *hex)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(hex, &end, 16);
+    if (errno || end == hex || *end != '\0' || hex[0] == '-')
+        return -1;
+    um->digest = v;
+    um->check_digest = 1;
+    return 0;
+}
+
+static bc_status check_user_module(bc_device *dev, user_module *um, boot_run *r)
+{
+    bc_module_options o;
+    bc_module_options_default(&o);
+    o.check_digest = um->check_digest;
+    o.expected_digest = um->digest;
+    o.kernels = um->names;
+    o.kernel_count = um->count;
+    bc_module *m = NULL;
+    double t0 = mono_us();
+    bc_status st = bc_module_load_file(dev, um->path, &o, &m);
+    um->us = mono_us() - t0;
+    if (st) {
+        r->failed = "user_module";
+        return st;
+    }
+    bc_module_query(m, &um->info);
+    snprintf(um->arch, sizeof um->arch, "%s", um->info.arch); /* the module goes before the report */
+    um->info.arch = um->arch;
+    add_phase(r, "user_module", "user module", um->us, 0);
+    bc_module_unload(m);
+    return BC_OK;
+}
+
 /* ---- output */
 
 static void status_code(bc_status st, char *out, size_t cap)
@@ -151,8 +222,8 @@ static void json_str(const char *s)
     putchar('"');
 }
 
-static void print_text(const boot_run *r, const bc_device_info *info, int have_info, bc_status st, int rc,
-                       double exec_us, double tick_us, double main_us)
+static void print_text(const boot_run *r, const bc_device_info *info, int have_info, const user_module *um,
+                       bc_status st, int rc, double exec_us, double tick_us, double main_us)
 {
     if (have_info)
         printf("barecuda boot: device %d \"%s\" (sm_%d%d, %d SMs), driver %d.%d, image %s\n", info->ordinal,
@@ -160,6 +231,11 @@ static void print_text(const boot_run *r, const bc_device_info *info, int have_i
                (info->driver_version % 1000) / 10, info->image_arch[0] ? info->image_arch : "-");
     for (int i = 0; i < r->nphases; i++)
         printf("  %-14s %10.1f us\n", r->phases[i].label, r->phases[i].us);
+    if (um->path && um->info.arch)
+        printf("  user module %s: image %s%s, %d entr%s, %d kernel%s resolved, XXH64 0x%016llx%s\n", um->path,
+               um->info.arch, um->info.jit ? " (PTX, JIT-compiled)" : "", um->info.entries,
+               um->info.entries == 1 ? "y" : "ies", um->info.kernels_resolved, um->info.kernels_resolved == 1 ? "" : "s",
+               (unsigned long long)um->info.digest, um->check_digest ? " (checked)" : "");
     if (st == BC_OK) {
         printf("  %-14s %10.1f us  (arenas .. verify; budget %.0f us: %s)\n", "after context",
                r->after_context_us, BUDGET_AFTER_CONTEXT_US,
@@ -178,8 +254,8 @@ static void print_text(const boot_run *r, const bc_device_info *info, int have_i
     printf("verdict: FAIL (exit %d)\n", rc);
 }
 
-static void print_json(const boot_run *r, const bc_device_info *info, int have_info, bc_status st, int rc,
-                       double exec_us, double tick_us, double main_us)
+static void print_json(const boot_run *r, const bc_device_info *info, int have_info, const user_module *um,
+                       bc_status st, int rc, double exec_us, double tick_us, double main_us)
 {
     char code[64];
     status_code(st, code, sizeof code);
@@ -199,6 +275,15 @@ static void print_json(const boot_run *r, const bc_device_info *info, int have_i
         printf(",\"cc\":\"%d.%d\",\"sm_count\":%d,\"driver_version\":%d,\"image\":\"%s\"}", info->cc_major,
                info->cc_minor, info->sm_count, info->driver_version, info->image_arch);
     }
+    if (um->path) {
+        printf(",\"module\":{\"file\":");
+        json_str(um->path);
+        if (um->info.arch)
+            printf(",\"image\":\"%s\",\"jit\":%s,\"entries\":%d,\"kernels\":%d,\"xxh64\":\"0x%016llx\"",
+                   um->info.arch, um->info.jit ? "true" : "false", um->info.entries, um->info.kernels_resolved,
+                   (unsigned long long)um->info.digest);
+        printf(",\"digest_checked\":%s}", um->check_digest ? "true" : "false");
+    }
     printf(",\"phases_us\":{");
     for (int i = 0; i < r->nphases; i++)
         printf("%s\"%s\":%.1f", i ? "," : "", r->phases[i].key, r->phases[i].us);
@@ -214,9 +299,11 @@ static void print_json(const boot_run *r, const bc_device_info *info, int have_i
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: barecuda boot [--device N] [--json]\n"
+    fprintf(f, "usage: barecuda boot [--device N] [--json] [--module FILE [--kernels a,b,...] [--digest HEX]]\n"
                "Opens the device, checks and loads the kernel image, runs the known-answer checks,\n"
-               "prints each phase's time and a verdict. Exit codes: see README.md (\"Exit codes\").\n");
+               "prints each phase's time and a verdict. --module also loads the user's fatbin or cubin\n"
+               "FILE (XXH64 --digest checked when given) and resolves the --kernels named.\n"
+               "Exit codes: see README.md (\"Exit codes\"); a module that cannot be read exits 20.\n");
 }
 
 /* Maps a failure to the exit code; driver errors during the checks are launch failures. */
@@ -255,7 +342,7 @@ static bc_status open_device(int ordinal, boot_run *r, bc_device **out_dev)
     return BC_OK;
 }
 
-static bc_status run_checks(bc_device *dev, boot_run *r)
+static bc_status run_checks(bc_device *dev, boot_run *r, user_module *um)
 {
     double t0 = mono_us();
     bc_stream *s = NULL;
@@ -268,14 +355,46 @@ static bc_status run_checks(bc_device *dev, boot_run *r)
     for (size_t i = 0; i < sizeof checks / sizeof checks[0] && st == BC_OK; i++)
         st = checks[i].run(dev, s, r);
     bc_stream_destroy(s);
+    if (st == BC_OK && um->path)
+        st = check_user_module(dev, um, r);
     return st;
+}
+
+/* Maps a failure to the exit code; a module file that cannot be read is an
+ * image problem (20), like a corrupt one. */
+static int module_exit_code(bc_status st, int in_checks)
+{
+    if (st == BC_ERR_FILE_IO || st == BC_ERR_NOT_REGULAR_FILE || st == BC_ERR_FILE_TOO_LARGE)
+        return BC_EXIT_IMAGE;
+    return exit_code(st, in_checks);
+}
+
+static int bad_option(const char *what, const char *value)
+{
+    fprintf(stderr, "barecuda boot: bad %s '%s'\n", what, value);
+    usage(stderr);
+    return BC_EXIT_USAGE;
 }
 
 int bc_cmd_boot(int argc, char **argv)
 {
     int json = 0, ordinal = 0;
+    user_module um;
+    memset(&um, 0, sizeof um);
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) {
+        if (!strcmp(argv[i], "--module") && i + 1 < argc) {
+            um.path = argv[++i];
+        } else if (!strcmp(argv[i], "--kernels") && i + 1 < argc) {
+            if (parse_kernels(&um, argv[++i]) != 0) {
+                free(um.names_buf);
+                return bad_option("kernel list (names separated by commas, at most 64)", argv[i]);
+            }
+        } else if (!strcmp(argv[i], "--digest") && i + 1 < argc) {
+            if (parse_digest(&um, argv[++i]) != 0) {
+                free(um.names_buf);
+                return bad_option("digest (XXH64 in hexadecimal)", argv[i]);
+            }
+        } else if (!strcmp(argv[i], "--json")) {
             json = 1;
         } else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
             char *end;
@@ -291,8 +410,14 @@ int bc_cmd_boot(int argc, char **argv)
         } else {
             fprintf(stderr, "barecuda boot: unknown argument '%s'\n", argv[i]);
             usage(stderr);
+            free(um.names_buf);
             return BC_EXIT_USAGE;
         }
+    }
+    if (um.path == NULL && (um.count > 0 || um.check_digest)) {
+        fprintf(stderr, "barecuda boot: --kernels and --digest go with --module FILE\n");
+        free(um.names_buf);
+        return BC_EXIT_USAGE;
     }
     boot_run r;
     memset(&r, 0, sizeof r);
@@ -304,18 +429,19 @@ int bc_cmd_boot(int argc, char **argv)
     if (st == BC_OK) {
         have_info = bc_device_query(dev, &info) == BC_OK;
         in_checks = 1;
-        st = run_checks(dev, &r);
+        st = run_checks(dev, &r, &um);
     }
     /* measured before close: "process start to verified" */
     double main_us = mono_us() - t_main_us, tick_us = 0;
     double exec_us = since_exec_us(&tick_us);
-    int rc = st ? exit_code(st, in_checks) : BC_EXIT_OK;
+    int rc = st ? module_exit_code(st, in_checks) : BC_EXIT_OK;
     if (json)
-        print_json(&r, &info, have_info, st, rc, exec_us, tick_us, main_us);
+        print_json(&r, &info, have_info, &um, st, rc, exec_us, tick_us, main_us);
     else
-        print_text(&r, &info, have_info, st, rc, exec_us, tick_us, main_us);
+        print_text(&r, &info, have_info, &um, st, rc, exec_us, tick_us, main_us);
     if (st && json)
         bc_cli_report("boot", st); /* text mode printed it on stdout */
     bc_device_close(dev);
+    free(um.names_buf);
     return rc;
 }

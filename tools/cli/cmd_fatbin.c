@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cubin.h"
 #include "digest.h"
+#include "file.h"
 #include "fatbin.h"
 
 extern const uint8_t bc__fatbin_bytes[];
@@ -18,44 +20,10 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: barecuda fatbin FILE [--json]\n"
                "       barecuda fatbin --embedded [--json]\n"
-               "Lists every entry of a fatbin container: kind, arch, sizes, compression, flags.\n"
-               "Damaged or unknown input is an error (exit %d).\n",
-               BC_EXIT_IMAGE);
-}
-
-/* Reads a whole file (at most MAX_FILE_BYTES) into a malloc'ed buffer. */
-static int read_file(const char *path, uint8_t **out_buf, size_t *out_len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        fprintf(stderr, "barecuda fatbin: cannot open %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    size_t cap = 1 << 16, len = 0;
-    uint8_t *buf = malloc(cap);
-    while (buf != NULL) {
-        len += fread(buf + len, 1, cap - len, f);
-        if (len < cap || cap >= MAX_FILE_BYTES)
-            break;
-        uint8_t *bigger = realloc(buf, cap * 2);
-        if (bigger == NULL) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = bigger;
-        cap *= 2;
-    }
-    int err = ferror(f) || buf == NULL || len >= MAX_FILE_BYTES;
-    fclose(f);
-    if (err) {
-        fprintf(stderr, "barecuda fatbin: cannot read %s (error, out of memory, or over 1 GiB)\n", path);
-        free(buf);
-        return -1;
-    }
-    *out_buf = buf;
-    *out_len = len;
-    return 0;
+               "Lists every entry of a fatbin container (kind, arch, sizes, compression, flags), or\n"
+               "describes a plain cubin. Needs no GPU. Damaged or unknown input is an error (exit %d);\n"
+               "a file that cannot be read exits %d.\n",
+               BC_EXIT_IMAGE, BC_EXIT_ERROR);
 }
 
 /* Writes s as a JSON string literal. */
@@ -74,11 +42,15 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void print_text(const char *name, size_t len, uint64_t xxh, const bc__fatbin_entry *e, size_t n)
+static void print_text(const char *name, size_t len, uint64_t xxh, const bc__fatbin_entry *e, size_t n, int cubin)
 {
-    printf("%s: %zu bytes, %u container%s, %zu entr%s, XXH64 0x%016llx\n", name, len,
-           e[n - 1].container + 1, e[n - 1].container ? "s" : "", n, n == 1 ? "y" : "ies",
-           (unsigned long long)xxh);
+    if (cubin)
+        printf("%s: %zu bytes, a plain cubin (no container; ELF ABI %u, e_flags 0x%08llx), XXH64 0x%016llx\n",
+               name, len, e[0].code_major, (unsigned long long)e[0].flags, (unsigned long long)xxh);
+    else
+        printf("%s: %zu bytes, %u container%s, %zu entr%s, XXH64 0x%016llx\n", name, len,
+               e[n - 1].container + 1, e[n - 1].container ? "s" : "", n, n == 1 ? "y" : "ies",
+               (unsigned long long)xxh);
     printf("%4s %4s  %-4s  %-12s %8s %4s %9s  %-22s %s\n", "idx", "cont", "kind", "arch", "offset", "hdr",
            "payload", "compressed", "flags");
     for (size_t i = 0; i < n; i++) {
@@ -95,12 +67,12 @@ static void print_text(const char *name, size_t len, uint64_t xxh, const bc__fat
     }
 }
 
-static void print_json(const char *name, size_t len, uint64_t xxh, const bc__fatbin_entry *e, size_t n)
+static void print_json(const char *name, size_t len, uint64_t xxh, const bc__fatbin_entry *e, size_t n, int cubin)
 {
     printf("{\"file\":");
     json_str(stdout, name);
-    printf(",\"bytes\":%zu,\"xxh64\":\"0x%016llx\",\"containers\":%u,\"entries\":[", len,
-           (unsigned long long)xxh, e[n - 1].container + 1);
+    printf(",\"bytes\":%zu,\"xxh64\":\"0x%016llx\",\"plain_cubin\":%s,\"containers\":%u,\"entries\":[", len,
+           (unsigned long long)xxh, cubin ? "true" : "false", cubin ? 0u : e[n - 1].container + 1);
     for (size_t i = 0; i < n; i++) {
         char arch[24];
         bc__fatbin_arch_name(&e[i], arch, sizeof arch);
@@ -136,11 +108,15 @@ static void print_json_error(const char *name, bc_status st)
 static int inspect(const char *name, const uint8_t *buf, size_t len, int json)
 {
     size_t n = 0;
-    bc_status st = bc__fatbin_parse(buf, len, NULL, 0, &n);
+    const int cubin = bc__is_elf(buf, len);
     bc__fatbin_entry *e = NULL;
+    bc_status st = cubin ? BC_OK : bc__fatbin_parse(buf, len, NULL, 0, &n);
     if (st == BC_OK) {
-        e = calloc(n, sizeof *e);
-        st = e == NULL ? BC_ERR_OUT_OF_HOST_MEMORY : bc__fatbin_parse(buf, len, e, n, &n);
+        e = calloc(cubin ? 1 : n, sizeof *e);
+        st = e == NULL ? BC_ERR_OUT_OF_HOST_MEMORY
+             : cubin   ? bc__cubin_describe(buf, len, e)
+                       : bc__fatbin_parse(buf, len, e, n, &n);
+        n = cubin ? 1 : n;
     }
     if (st != BC_OK) {
         if (json)
@@ -151,9 +127,9 @@ static int inspect(const char *name, const uint8_t *buf, size_t len, int json)
     }
     uint64_t xxh = bc__xxh64(buf, len, 0);
     if (json)
-        print_json(name, len, xxh, e, n);
+        print_json(name, len, xxh, e, n, cubin);
     else
-        print_text(name, len, xxh, e, n);
+        print_text(name, len, xxh, e, n, cubin);
     free(e);
     return BC_EXIT_OK;
 }
@@ -195,8 +171,11 @@ int bc_cmd_fatbin(int argc, char **argv)
     }
     uint8_t *buf = NULL;
     size_t len = 0;
-    if (read_file(path, &buf, &len) != 0)
+    bc_status st = bc__read_file(path, MAX_FILE_BYTES, &buf, &len);
+    if (st) {
+        bc_cli_report("fatbin", st);
         return BC_EXIT_ERROR;
+    }
     int rc = inspect(path, buf, len, json);
     free(buf);
     return rc;

@@ -37,8 +37,10 @@ typedef struct bc_graph_node {
  * be idle and not already capturing) and instantiates the graph. count is in
  * [1, 4096]; every plan belongs to the stream's device. On failure
  * *out_graph is untouched and bc_last_error() names the failing node or
- * call (never a clean-up call). While the graph lives, the modules of its
- * kernel plans cannot be unloaded (BC_ERR_IN_USE). */
+ * call (never a clean-up call); if cuStreamEndCapture itself fails the
+ * driver may leave the stream capturing, and the stream should be
+ * destroyed. While the graph lives, the modules of its kernel plans cannot
+ * be unloaded (BC_ERR_IN_USE). */
 bc_status bc_graph_create_nodes(bc_stream *stream, const bc_graph_node *nodes, int count, bc_graph **out_graph);
 
 /* Contract: bc_graph_create_nodes over GEMM plans only. */

@@ -52,7 +52,10 @@ bc_status bc_module_options_default(bc_module_options *out_opts);
 
 /* Contract: checks bytes[0, len) (a fatbin container, or a plain cubin ELF)
  * with the loader's bounds-checked parser, verifies the digest when asked,
- * selects the image for dev's compute capability by the documented rule,
+ * selects the image for dev's compute capability by the documented rule
+ * (a cubin; PTX only with allow_ptx_jit and only when no cubin runs; a
+ * plain cubin's SM number comes from its ELF header, which CUDA 13 writes
+ * without the a/f suffix, so the driver has the last word on those),
  * loads it with cuModuleLoadDataEx (the driver's error log goes into
  * bc_last_error()) and resolves every kernel in opts->kernels. barecuda keeps
  * its own copy of the selected image; `bytes` may be freed on return.
@@ -74,7 +77,9 @@ bc_status bc_module_load_file(bc_device *dev, const char *path, const bc_module_
 
 /* Contract: unloads the module. BC_ERR_IN_USE (and nothing changes) while a
  * kernel plan or a graph made from one of its kernels is alive: destroy
- * those first. NULL is a no-op returning BC_OK. */
+ * those first. NULL is a no-op returning BC_OK. A failure of the driver's
+ * unload is logged, not returned: the module is gone either way, and
+ * bc_last_error() is left as it was. */
 bc_status bc_module_unload(bc_module *mod);
 
 typedef struct bc_module_info {
@@ -109,7 +114,9 @@ typedef struct bc_kernel_info {
 } bc_kernel_info;
 
 /* Contract: the kernel's attributes and parameter signature, read from the
- * driver once at bc_kernel_get. */
+ * driver once at bc_kernel_get (cuFuncGetAttribute, cuFuncGetParamInfo).
+ * Without cuFuncGetParamInfo (drivers before CUDA 12.4) param_count is -1
+ * and the offsets and sizes are not filled. */
 bc_status bc_kernel_query(const bc_kernel *kernel, bc_kernel_info *out_info);
 
 /* One kernel parameter, by value: `size` bytes at `value`. A parameter that
@@ -135,16 +142,24 @@ typedef struct bc_kernel_plan_desc {
                                   cannot report one (before CUDA 12.4); ignored when they can */
 } bc_kernel_plan_desc;
 
-/* Contract: validates desc against the device and the kernel (grid and
- * block limits, threads per block, dynamic shared memory within the
- * kernel's and the device's limit, a cluster that divides the grid and that
- * the device can schedule for this kernel) and the parameters against the
- * kernel's signature (count, then each size: BC_ERR_PARAM_MISMATCH naming
- * the parameter), sets the kernel's dynamic-shared-memory attribute and
- * copies the parameter values into the plan. Errors: BC_ERR_LAUNCH_CONFIG,
- * BC_ERR_CLUSTER, BC_ERR_PARAM_MISMATCH, BC_ERR_NOT_SUPPORTED (no
- * signature from the driver and unchecked_params == 0), pointer errors for
- * checked buffers. On failure *out_plan is untouched. */
+/* Contract: validates desc against the device and the kernel (grid x below
+ * 2^31, y and z at most 65535; block x and y at most 1024, z at most 64,
+ * their product within the kernel's maximum threads per block; static plus
+ * dynamic shared memory within the device's opt-in limit; a cluster, on
+ * compute capability 9.0 or newer only, of at most 16 CTAs that divides the
+ * grid and of which cuOccupancyMaxActiveClusters says at least one fits)
+ * and the parameters against the kernel's signature (count, then each size:
+ * BC_ERR_PARAM_MISMATCH naming the parameter and both sizes; at most 32764
+ * bytes in all), then sets what the launch needs on the kernel (its
+ * dynamic-shared-memory limit, raised only; the non-portable cluster size
+ * for clusters of more than 8) and copies the parameter values into the
+ * plan, each at the kernel's own offset. Errors: BC_ERR_LAUNCH_CONFIG,
+ * BC_ERR_CLUSTER, BC_ERR_PARAM_MISMATCH, BC_ERR_INVALID_ARGUMENT,
+ * BC_ERR_NULL_POINTER (a checked buffer that is 0), BC_ERR_NOT_SUPPORTED:
+ * the driver predates CUDA 12.4 (no cuFuncGetParamInfo) and
+ * unchecked_params == 0; with unchecked_params = 1 the values are packed at
+ * 8-byte boundaries and their sizes are the caller's responsibility. On
+ * failure *out_plan is untouched. */
 bc_status bc_kernel_plan_create(bc_kernel *kernel, const bc_kernel_plan_desc *desc, bc_kernel_plan **out_plan);
 
 /* Contract: replaces parameter `index` with `size` bytes at `value` (size

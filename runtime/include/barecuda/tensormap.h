@@ -4,7 +4,10 @@
  * cuTensorMapEncodeTiled (alignment, strides, box sizes, swizzle against
  * the inner box, element types, rank, interleave) is checked on the host
  * before the driver is called, and a broken rule is reported by name
- * (BC_ERR_TENSOR_MAP; bc_last_error().call names the field). The result is
+ * (BC_ERR_TENSOR_MAP; bc_last_error().call names the cuTensorMapEncodeTiled
+ * parameter, e.g. "boxDim", and the message the descriptor field and value,
+ * e.g. "box[0] = 4"). Tensor maps need compute capability 9.0 or newer
+ * (BC_ERR_NOT_SUPPORTED before). The result is
  * an opaque 128-byte, 64-byte-aligned descriptor that a kernel takes by
  * value as a parameter (CUDA C++: `const __grid_constant__ CUtensorMap`).
  */
@@ -82,13 +85,24 @@ typedef struct bc_tensor_map_desc {
 bc_status bc_tensor_map_desc_default(bc_tensor_map_desc *out_desc);
 
 /* Contract: checks every rule, then encodes the map with
- * cuTensorMapEncodeTiled. On failure *out_map is untouched; a broken rule is
- * BC_ERR_TENSOR_MAP naming it, a driver refusal BC_ERR_TENSOR_MAP with the
- * CUresult. */
+ * cuTensorMapEncodeTiled. The rules: rank 1..5 (3..5 with interleave);
+ * base non-zero and 16-byte aligned (32 with the 32-byte interleave); each
+ * dims[i] in [1, 2^32]; each strides_bytes[i] a multiple of 16 (32 with the
+ * 32-byte interleave), below 2^40, and covering the dimension below it
+ * (strides_bytes[0] >= dims[0] * element size, strides_bytes[i] >=
+ * strides_bytes[i-1] * dims[i]); each box[i] in [1, 256]; each element
+ * stride in [1, 8]; without interleave, box[0] * element size a multiple of
+ * 16 bytes and, when swizzled, at most the swizzle span (32, 64, 128); the
+ * 32-byte interleave only with the 32-byte swizzle; NaN fill only for
+ * floating-point types; every enum in range. On failure *out_map is
+ * untouched; a broken rule is BC_ERR_TENSOR_MAP naming it, a driver refusal
+ * BC_ERR_TENSOR_MAP with the CUresult. */
 bc_status bc_tensor_map_encode(bc_device *dev, const bc_tensor_map_desc *desc, bc_tensor_map *out_map);
 
-/* Contract: points an encoded map at a new base (same alignment rule);
- * cuTensorMapReplaceAddress. On failure the map is unchanged. */
+/* Contract: points an encoded map at a new base (non-zero, 16-byte aligned;
+ * the 32-byte rule of a 32-byte-interleaved map is the driver's, reported as
+ * BC_ERR_TENSOR_MAP with its CUresult); cuTensorMapReplaceAddress. On
+ * failure the map is unchanged. */
 bc_status bc_tensor_map_set_address(bc_device *dev, bc_tensor_map *map, bc_devptr base);
 
 #ifdef __cplusplus

@@ -1,0 +1,68 @@
+/* The pre-driver part of loading a module (check.h). */
+#include <string.h>
+
+#include "check.h"
+#include "cubin.h"
+#include "digest.h"
+#include "error.h"
+#include "select.h"
+
+static bc_status check_container(const uint8_t *buf, size_t len, int cc_major, int cc_minor, int allow_ptx_jit,
+                                 bc__loader_choice *c)
+{
+    bc__fatbin_entry entries[BC__LOADER_MAX_ENTRIES];
+    size_t n = 0, sel = 0;
+    bc_status st = bc__fatbin_parse(buf, len, entries, BC__LOADER_MAX_ENTRIES, &n);
+    if (st == BC_ERR_INVALID_ARGUMENT)
+        return BC_FAIL(BC_ERR_FATBIN_CORRUPT, "fatbin", "more than %d entries: over the loader's limit",
+                       BC__LOADER_MAX_ENTRIES);
+    if (st)
+        return st;
+    if (allow_ptx_jit && !bc__any_cubin_runs(entries, n, cc_major, cc_minor)) {
+        st = bc__select_ptx(entries, n, cc_major, cc_minor, &sel);
+        c->jit = 1;
+    } else {
+        st = bc__select_image(entries, n, cc_major, cc_minor, &sel);
+    }
+    if (st)
+        return st;
+    c->entry = entries[sel];
+    c->entries = (int)n;
+    return BC_OK;
+}
+
+static bc_status check_cubin(const uint8_t *buf, size_t len, int cc_major, int cc_minor, bc__loader_choice *c)
+{
+    bc_status st = bc__cubin_describe(buf, len, &c->entry);
+    if (st)
+        return st;
+    size_t sel = 0;
+    st = bc__select_image(&c->entry, 1, cc_major, cc_minor, &sel);
+    if (st)
+        return st;
+    c->plain_cubin = 1;
+    c->entries = 1;
+    return BC_OK;
+}
+
+bc_status bc__loader_check(const uint8_t *buf, size_t len, const uint64_t *expected_digest, int cc_major,
+                           int cc_minor, int allow_ptx_jit, bc__loader_choice *out)
+{
+    if (out == NULL || (buf == NULL && len != 0))
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc__loader_check", "NULL out, or NULL bytes with length %zu",
+                       len);
+    bc__loader_choice c;
+    memset(&c, 0, sizeof c);
+    c.digest = buf ? bc__xxh64(buf, len, 0) : bc__xxh64("", 0, 0);
+    if (expected_digest != NULL && c.digest != *expected_digest)
+        return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
+                       "the %zu bytes hash to XXH64 0x%016llx; expected 0x%016llx", len,
+                       (unsigned long long)c.digest, (unsigned long long)*expected_digest);
+    bc_status st = bc__is_elf(buf, len) ? check_cubin(buf, len, cc_major, cc_minor, &c)
+                                        : check_container(buf, len, cc_major, cc_minor, allow_ptx_jit, &c);
+    if (st)
+        return st;
+    bc__fatbin_arch_name(&c.entry, c.arch, sizeof c.arch);
+    *out = c;
+    return BC_OK;
+}

@@ -1,0 +1,38 @@
+/* Internal: the whole pre-driver part of loading a module, pure (no driver):
+ * digest, container parse (or plain cubin), image selection. The runtime's
+ * module loader calls it for the embedded image and for user modules alike;
+ * `barecuda fatbin` and the fuzz harness call it without a GPU. */
+#ifndef BC_LOADER_CHECK_H
+#define BC_LOADER_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fatbin.h"
+
+/* Entries a container may hold: more is refused as over the limit. */
+#define BC__LOADER_MAX_ENTRIES 64
+
+typedef struct bc__loader_choice {
+    bc__fatbin_entry entry; /* the selected entry; a plain cubin is one entry covering the buffer */
+    int plain_cubin;        /* 1: the buffer is a cubin, not a container */
+    int jit;                /* 1: the entry is PTX, to be compiled by the driver */
+    int entries;            /* entries in the container (1 for a plain cubin) */
+    uint64_t digest;        /* XXH64 (seed 0) of the whole buffer */
+    char arch[24];          /* "sm_90a", or "compute_80" for PTX */
+} bc__loader_choice;
+
+/* In this order: when expected_digest is non-NULL the buffer must hash to
+ * it (BC_ERR_DIGEST_MISMATCH naming both values); a buffer starting with the
+ * ELF magic is a plain cubin (cubin.h), anything else a fatbin container
+ * (fatbin.h; more than BC__LOADER_MAX_ENTRIES entries is
+ * BC_ERR_FATBIN_CORRUPT, over the limit); then the cubin for the device
+ * (select.h), or, only when allow_ptx_jit and no cubin runs there, the PTX
+ * entry the driver can compile. Errors: BC_ERR_FATBIN_CORRUPT,
+ * BC_ERR_DIGEST_MISMATCH, BC_ERR_UNSUPPORTED_ARCH, BC_ERR_FATBIN_COMPRESSED,
+ * BC_ERR_INVALID_ARGUMENT (NULL out, NULL buf with len > 0). *out is written
+ * only on success. */
+bc_status bc__loader_check(const uint8_t *buf, size_t len, const uint64_t *expected_digest, int cc_major,
+                           int cc_minor, int allow_ptx_jit, bc__loader_choice *out);
+
+#endif

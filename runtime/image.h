@@ -1,0 +1,51 @@
+/* Internal: the embedded kernel image, loaded for one device as a module
+ * (module_internal.h) plus the fast table of its manifest kernels that the
+ * GEMM and the self-tests launch. */
+#ifndef BC_RUNTIME_IMAGE_H
+#define BC_RUNTIME_IMAGE_H
+
+#include <cuda.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "barecuda/device.h"
+#include "barecuda/module.h"
+
+typedef enum bc__kernel_id {
+#define K(id, sym, fam, smem) BC_K_##id,
+#include "manifest.h"
+#undef K
+    BC__KERNEL_COUNT
+} bc__kernel_id;
+
+typedef struct bc__image {
+    bc_module *mod;                  /* NULL when not loaded */
+    CUfunction fn[BC__KERNEL_COUNT]; /* NULL for kernels of other families */
+    char arch[16];                   /* "sm_90a", "sm_100a", ... */
+} bc__image;
+
+typedef struct bc__image_timing {
+    double check_us; /* parse + digest + selection */
+    double load_us;  /* module load + kernel resolution + attributes */
+} bc__image_timing;
+
+/* Loads the embedded fatbin for dev (its compute capability) through the
+ * module loader: digest against the build's, selection by the documented
+ * rule, cuModuleLoadDataEx in place (the blob outlives every module), then
+ * every kernel the manifest lists for that image's family is resolved into
+ * img->fn and each one's dynamic shared-memory limit is set. On failure
+ * *img is left empty and nothing is loaded. The device's context must be
+ * current. The module is not on the device's list of user modules. */
+bc_status bc__image_load(bc_device *dev, bc__image *img, bc__image_timing *out_timing);
+
+/* The same from a caller-supplied container that must hash (XXH64, seed 0)
+ * to `digest`; buf must stay valid while the module is loaded. Unit tests
+ * feed corrupt or foreign containers through it. */
+bc_status bc__image_load_from(bc_device *dev, bc__image *img, const uint8_t *buf, size_t len, uint64_t digest,
+                              bc__image_timing *out_timing);
+
+/* Unloads the module (if any) and clears *img; leaves bc_last_error() as it
+ * was. */
+void bc__image_unload(bc__image *img);
+
+#endif
