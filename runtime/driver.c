@@ -43,6 +43,7 @@ void bc__driver_set_override(const bc__driver *fake)
     pthread_mutex_lock(&drv_lock);
     override = fake;
     pthread_mutex_unlock(&drv_lock);
+    bc__lost_reset();
 }
 
 void bc__driver_set_library(const char *path)
@@ -159,23 +160,67 @@ void bc__driver_release(void)
     pthread_mutex_unlock(&drv_lock);
 }
 
-static int is_sticky(CUresult r)
+/* The results after which cuda.h says the process must be terminated and
+ * relaunched ("any further CUDA work will return the same error"), plus an
+ * uncorrectable ECC error and a device-side assert, which leave the context
+ * unusable. CUDA_ERROR_CONTEXT_IS_DESTROYED (709) is not among them: it
+ * reports a call on a context that was destroyed, a usage error. */
+int bc__cu_is_sticky(int r)
 {
-    switch (r) {
-    case CUDA_ERROR_ILLEGAL_ADDRESS:
-    case CUDA_ERROR_LAUNCH_FAILED:
-    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
-    case CUDA_ERROR_MISALIGNED_ADDRESS:
-    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
-    case CUDA_ERROR_INVALID_PC:
-    case CUDA_ERROR_HARDWARE_STACK_ERROR:
-    case CUDA_ERROR_ASSERT:
-    case CUDA_ERROR_ECC_UNCORRECTABLE:
-    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+    switch ((CUresult)r) {
+    case CUDA_ERROR_ECC_UNCORRECTABLE:      /* 214 */
+    case CUDA_ERROR_CONTAINED:              /* 226 */
+    case CUDA_ERROR_ILLEGAL_ADDRESS:        /* 700 */
+    case CUDA_ERROR_LAUNCH_TIMEOUT:         /* 702 */
+    case CUDA_ERROR_ASSERT:                 /* 710 */
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:   /* 714 */
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:    /* 715 */
+    case CUDA_ERROR_MISALIGNED_ADDRESS:     /* 716 */
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:  /* 717 */
+    case CUDA_ERROR_INVALID_PC:             /* 718 */
+    case CUDA_ERROR_LAUNCH_FAILED:          /* 719 */
+    case CUDA_ERROR_TENSOR_MEMORY_LEAK:     /* 721 */
+    case CUDA_ERROR_MPS_CLIENT_TERMINATED:  /* 810 */
+    case CUDA_ERROR_EXTERNAL_DEVICE:        /* 911 */
         return 1;
     default:
         return 0;
     }
+}
+
+/* ---------------------------------------------------------------- loss */
+
+/* The first sticky result this process saw, and the call that returned it.
+ * Written once (compare-and-swap on `lost_result`); read without a lock. */
+static int lost_result;
+static const char *lost_call;
+
+static void note_sticky(CUresult r, const char *call)
+{
+    int expected = 0;
+    if (__atomic_compare_exchange_n(&lost_result, &expected, (int)r, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        __atomic_store_n(&lost_call, call, __ATOMIC_RELEASE);
+}
+
+int bc__lost_result(void) { return __atomic_load_n(&lost_result, __ATOMIC_ACQUIRE); }
+
+bc_status bc__lost_fail(const char *what, const char *file, int line)
+{
+    const int r = bc__lost_result();
+    const char *call = __atomic_load_n(&lost_call, __ATOMIC_ACQUIRE);
+    const char *name = NULL;
+    if (bc__drv != NULL && bc__drv->cuGetErrorName != NULL && bc__drv->cuGetErrorName((CUresult)r, &name) != CUDA_SUCCESS)
+        name = NULL;
+    return bc__fail(BC_ERR_DEVICE_LOST, r, name ? name : "", call ? call : "", file, line,
+                    "%s refused: the GPU was lost to this process earlier (%s returned %s (%d)); CUDA cannot "
+                    "recover from this in the same process: restart the process",
+                    what, call ? call : "a driver call", name ? name : "a sticky error", r);
+}
+
+void bc__lost_reset(void)
+{
+    __atomic_store_n(&lost_call, NULL, __ATOMIC_RELEASE);
+    __atomic_store_n(&lost_result, 0, __ATOMIC_RELEASE);
 }
 
 bc_status bc__cu_result(CUresult r, const char *call, const char *file, int line)
@@ -189,8 +234,10 @@ bc_status bc__cu_result(CUresult r, const char *call, const char *file, int line
         bc__drv->cuGetErrorName(r, &name) != CUDA_SUCCESS)
         name = "";
     bc_status st = BC_ERR_DRIVER;
-    if (is_sticky(r))
+    if (bc__cu_is_sticky(r)) {
         st = BC_ERR_DEVICE_LOST;
+        note_sticky(r, call);
+    }
     else if (r == CUDA_ERROR_STUB_LIBRARY)
         st = BC_ERR_DRIVER_STUB;
     return bc__fail(st, (int)r, name ? name : "", call, file, line, "%s returned %s (%d)", call,
@@ -211,5 +258,8 @@ bc_status bc__cu_cleanup_result(CUresult r, const char *call, const char *file, 
     }
     if (r == CUDA_ERROR_NOT_READY)
         return BC_ERR_NOT_READY;
-    return is_sticky(r) ? BC_ERR_DEVICE_LOST : BC_ERR_DRIVER;
+    if (!bc__cu_is_sticky(r))
+        return BC_ERR_DRIVER;
+    note_sticky(r, call);
+    return BC_ERR_DEVICE_LOST;
 }

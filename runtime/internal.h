@@ -9,6 +9,7 @@
 #include "barecuda/stream.h"
 #include "driver.h"
 #include "image.h"
+#include "ptrcheck.h"
 #include "tlsf.h"
 
 /* Intrusive doubly-linked list: every object made from a device is linked
@@ -48,6 +49,8 @@ struct bc_device {
     bc__tlsf *host_pool;
 
     bc__image image; /* loaded kernels; image.module == NULL when skipped */
+    bc__ptr_registry registry; /* bc_mem_register'ed ranges */
+    int lost; /* a call on this device returned a sticky error (see driver.h: the process is lost too) */
 
     /* live objects, released in reverse order by bc_device_close */
     bc__link graphs, plans, events, streams;

@@ -28,6 +28,8 @@ typedef struct fake_alloc {
     void *mem;
     size_t size;
     int device;
+    CUcontext ctx;     /* current when it was made */
+    unsigned flags;    /* cuMemHostAlloc flags (host allocations) */
 } fake_alloc;
 
 struct CUstream_st {

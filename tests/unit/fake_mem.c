@@ -57,6 +57,7 @@ static CUresult new_alloc(int kind, size_t bytes, size_t align, int device, void
     }
     a->size = bytes;
     a->device = device;
+    a->ctx = fake__current();
     fake__link(kind, &a->o);
     *out = a->mem;
     return CUDA_SUCCESS;
@@ -117,8 +118,10 @@ static CUresult fake_cuMemHostAlloc(void **pp, size_t bytes, unsigned flags)
     if (fake__s.host_limit && !fits(bytes, fake__s.host_limit, fake__s.host_bytes_live))
         FAKE_RETURN(CUDA_ERROR_OUT_OF_MEMORY);
     CUresult r = new_alloc(K_HOST, bytes, 4096, c->device, pp);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
         fake__s.host_bytes_live += bytes;
+        find_alloc_exact(K_HOST, (uintptr_t)*pp)->flags = flags;
+    }
     FAKE_RETURN(r);
 }
 
@@ -213,6 +216,65 @@ static CUresult fake_cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n,
     if (r == CUDA_SUCCESS && n && !capture)
         memset((void *)(uintptr_t)dst, v, n);
     FAKE_RETURN(r);
+}
+
+/* Pointer attributes, for kernels of the current context: device memory is
+ * addressable (at its own address) from any context on its device; pinned
+ * host memory only when allocated with CU_MEMHOSTALLOC_DEVICEMAP and
+ * without WRITECOMBINED (the fake models no implicit mapping); an address
+ * the fake never allocated gets the driver's default values (memory type 0,
+ * everything NULL) and CUDA_SUCCESS, as documented for the real call. */
+static CUresult fake_cuPointerGetAttributes(unsigned n, CUpointer_attribute *attrs, void **data, CUdeviceptr p)
+{
+    FAKE_ENTER(cuPointerGetAttributes);
+    if (n == 0 || attrs == NULL || data == NULL)
+        FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
+    CUcontext cur = fake__current();
+    if (cur == NULL)
+        FAKE_RETURN(CUDA_ERROR_INVALID_CONTEXT);
+    int kind = K_ALLOC;
+    fake_alloc *a = find_alloc(K_ALLOC, (uintptr_t)p, 1);
+    if (a == NULL && (a = find_alloc(K_HOST, (uintptr_t)p, 1)) != NULL)
+        kind = K_HOST;
+    int reachable = 0;
+    if (a != NULL && kind == K_ALLOC)
+        reachable = a->device == cur->device;
+    if (a != NULL && kind == K_HOST)
+        reachable = (a->flags & CU_MEMHOSTALLOC_DEVICEMAP) && !(a->flags & CU_MEMHOSTALLOC_WRITECOMBINED);
+    for (unsigned i = 0; i < n; i++) {
+        if (data[i] == NULL)
+            FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
+        switch (attrs[i]) {
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+            *(unsigned *)data[i] = a == NULL ? 0u : kind == K_HOST ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+            break;
+        case CU_POINTER_ATTRIBUTE_CONTEXT:
+            *(CUcontext *)data[i] = a ? a->ctx : NULL;
+            break;
+        case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+            *(CUdeviceptr *)data[i] = reachable ? p : 0;
+            break;
+        case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+            *(void **)data[i] = a != NULL && kind == K_HOST ? (void *)(uintptr_t)p : NULL;
+            break;
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+            *(int *)data[i] = a ? a->device : -2;
+            break;
+        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+            *(CUdeviceptr *)data[i] = a ? (CUdeviceptr)(uintptr_t)a->mem : 0;
+            break;
+        case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+            *(size_t *)data[i] = a ? a->size : 0;
+            break;
+        case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+        case CU_POINTER_ATTRIBUTE_MAPPED:
+            *(int *)data[i] = attrs[i] == CU_POINTER_ATTRIBUTE_MAPPED && a != NULL;
+            break;
+        default:
+            FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
+        }
+    }
+    FAKE_RETURN(CUDA_SUCCESS);
 }
 
 size_t fake_device_bytes_live(void) { return device_bytes(); }
@@ -463,6 +525,7 @@ void fake__fill_mem(bc__driver *t)
     t->cuMemcpyHtoDAsync = fake_cuMemcpyHtoDAsync;
     t->cuMemcpyDtoHAsync = fake_cuMemcpyDtoHAsync;
     t->cuMemsetD8Async = fake_cuMemsetD8Async;
+    t->cuPointerGetAttributes = fake_cuPointerGetAttributes;
     t->cuStreamCreateWithPriority = fake_cuStreamCreateWithPriority;
     t->cuStreamDestroy = fake_cuStreamDestroy;
     t->cuStreamQuery = fake_cuStreamQuery;
