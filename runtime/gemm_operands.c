@@ -83,6 +83,9 @@ bc_status bc__gemm_check_memory(bc_device *dev, const bc_gemm_desc *d, int d_by_
         .d = region(d->d, d->m, d->n, d->ldd, osz),
         .bias = region(d->bias, 1, d->n, d->n, osz),
     };
+    bc__ptr_cache local = {0};
+    if (cache == NULL) /* operands carved from one allocation: one driver call */
+        cache = &local;
     const unsigned rd = BC__ACC_READ, tma = BC__ACC_TMA;
     bc_status st = bc__ptr_check(dev, "a", d->a, bc__region_extent(&r.a), rd | tma, cache);
     if (!st) st = bc__ptr_check(dev, "b", d->b, bc__region_extent(&r.b), rd | tma, cache);
