@@ -1,4 +1,5 @@
 /* Device open/close: driver reference, context, arenas, kernel image. */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -82,10 +83,15 @@ static bc_status validate_config(const bc_device_config *c)
     return BC_OK;
 }
 
-static bc_status open_context(bc_device *dev)
+/* Creates or retains the context and makes it current; *out_previous is the
+ * context that was current before, to restore should the open fail later. */
+static bc_status open_context(bc_device *dev, CUcontext *out_previous)
 {
     int count = 0;
-    bc_status st = BC_CU(cuDeviceGetCount, &count);
+    bc_status st = BC_CU(cuCtxGetCurrent, out_previous);
+    if (st)
+        return st;
+    st = BC_CU(cuDeviceGetCount, &count);
     if (st)
         return st;
     if (dev->cfg.ordinal >= count)
@@ -182,6 +188,9 @@ bc_status bc_device_open(const bc_device_config *cfg, bc_device **out_dev)
     if (st)
         return st;
 
+    if (bc__lost_result())
+        return BC_LOST_FAIL("bc_device_open");
+
     double t_start = now_us();
     bc_device *dev = calloc(1, sizeof *dev);
     if (dev == NULL)
@@ -202,7 +211,8 @@ bc_status bc_device_open(const bc_device_config *cfg, bc_device **out_dev)
     dev->timings.cuinit_us = dt.cuinit_us;
 
     double t0 = now_us();
-    st = open_context(dev);
+    CUcontext previous = NULL;
+    st = open_context(dev, &previous);
     if (st)
         goto fail_driver;
     st = query_info(dev);
@@ -239,6 +249,10 @@ fail_xfer:
     BC_CU_CLEANUP(cuStreamDestroy, dev->xfer);
 fail_context:
     close_context(dev);
+    /* A retained primary context was made current by replacing the thread's
+     * current one, and releasing it does not undo that: restore it. (A
+     * created context was pushed, and destroying it popped it already.) */
+    BC_CU_CLEANUP(cuCtxSetCurrent, previous);
 fail_driver:
     bc__driver_release();
 fail_free:
@@ -255,27 +269,117 @@ static void release_list(bc__link *head, void (*release)(bc__link *))
 static void stream_release(bc__link *node) { bc_stream_destroy((bc_stream *)node); }
 static void event_release(bc__link *node) { bc_event_destroy((bc_event *)node); }
 
-void bc_device_close(bc_device *dev)
+/* The thread's current context, and dev's made current. */
+static CUcontext enter(const bc_device *dev)
 {
-    if (dev == NULL)
-        return;
     CUcontext previous = NULL;
     if (BC_CU_CLEANUP(cuCtxGetCurrent, &previous) != BC_OK)
         previous = NULL;
     BC_CU_CLEANUP(cuCtxSetCurrent, dev->ctx);
+    return previous;
+}
+
+/* Leave the thread as we found it, unless it was on the context closed. */
+static void leave(CUcontext previous, CUcontext closing)
+{
+    BC_CU_CLEANUP(cuCtxSetCurrent, previous == closing ? NULL : previous);
+}
+
+static void close_all(bc_device *dev, CUcontext previous)
+{
     release_list(&dev->graphs, bc__graph_release);
     release_list(&dev->plans, bc__plan_release);
     release_list(&dev->events, event_release);
     release_list(&dev->streams, stream_release);
     bc__image_unload(&dev->image);
     close_arenas(dev);
+    bc__registry_free(&dev->registry);
     BC_CU_CLEANUP(cuStreamDestroy, dev->xfer);
     CUcontext closing = dev->ctx;
     close_context(dev);
-    /* Leave the thread as we found it, unless it was on the context just closed. */
-    BC_CU_CLEANUP(cuCtxSetCurrent, previous == closing ? NULL : previous);
+    leave(previous, closing);
     bc__driver_release();
     free(dev);
+}
+
+void bc_device_close(bc_device *dev)
+{
+    if (dev == NULL)
+        return;
+    close_all(dev, enter(dev));
+}
+
+/* Polls every stream barecuda knows on dev until all are idle, one of them
+ * reports the device lost, or the deadline passes. */
+static bc_status wait_idle(bc_device *dev, uint64_t timeout_ns)
+{
+    const double deadline = now_us() + (double)timeout_ns * 1e-3;
+    for (;;) {
+        int busy = 0;
+        bc_status st = BC_CU_CLEANUP(cuStreamQuery, dev->xfer);
+        for (bc__link *l = dev->streams.next; l != &dev->streams && st != BC_ERR_DEVICE_LOST; l = l->next) {
+            bc_status q = BC_CU_CLEANUP(cuStreamQuery, ((bc_stream *)l)->handle);
+            busy |= q == BC_ERR_NOT_READY;
+            if (q == BC_ERR_DEVICE_LOST)
+                st = q;
+        }
+        busy |= st == BC_ERR_NOT_READY;
+        if (st == BC_ERR_DEVICE_LOST)
+            return st;
+        if (!busy)
+            return BC_OK;
+        if (now_us() >= deadline)
+            return BC_ERR_TIMEOUT;
+        sched_yield();
+    }
+}
+
+/* Work still runs: free what is barecuda's own host memory and leave every
+ * driver object (context, arenas, module, streams, events, graphs) to the
+ * driver, which reclaims them when the process ends. No call that could
+ * block: freeing device memory or destroying the context waits for the
+ * running kernels. The driver reference is kept: libcuda must stay loaded
+ * under a live context. */
+static void abandon(bc_device *dev, CUcontext previous)
+{
+    release_list(&dev->plans, bc__plan_release); /* host memory only */
+    while (dev->events.prev != &dev->events) {
+        bc__link *l = dev->events.prev;
+        bc__list_remove(l);
+        free(l);
+    }
+    while (dev->streams.prev != &dev->streams) {
+        bc__link *l = dev->streams.prev;
+        bc__list_remove(l);
+        free(l);
+    }
+    /* graphs keep their host memory (a few hundred bytes each): releasing
+     * one destroys driver objects */
+    while (dev->graphs.prev != &dev->graphs)
+        bc__list_remove(dev->graphs.prev);
+    bc__tlsf_destroy(dev->host_pool);
+    bc__tlsf_destroy(dev->dev_pool);
+    bc__registry_free(&dev->registry);
+    leave(previous, dev->ctx);
+    free(dev);
+}
+
+bc_status bc_device_close_timeout(bc_device *dev, uint64_t timeout_ns)
+{
+    if (dev == NULL)
+        return BC_OK;
+    CUcontext previous = enter(dev);
+    bc_status st = dev->lost || bc__lost_result() ? BC_ERR_DEVICE_LOST : wait_idle(dev, timeout_ns);
+    if (st == BC_ERR_TIMEOUT) {
+        abandon(dev, previous);
+        return BC_FAIL(BC_ERR_TIMEOUT, "bc_device_close_timeout",
+                       "work was still running after %llu ns: the device's context, memory and kernels were left "
+                       "to the driver (reclaimed when the process ends); restart the process to get the GPU back "
+                       "in a known state",
+                       (unsigned long long)timeout_ns);
+    }
+    close_all(dev, previous);
+    return st == BC_ERR_DEVICE_LOST ? BC_LOST_FAIL("bc_device_close_timeout") : BC_OK;
 }
 
 bc_status bc_device_bind_thread(bc_device *dev)

@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -190,16 +191,22 @@ int bc__cu_is_sticky(int r)
 
 /* ---------------------------------------------------------------- loss */
 
-/* The first sticky result this process saw, and the call that returned it.
- * Written once (compare-and-swap on `lost_result`); read without a lock. */
+/* The first sticky result this process saw, the call that returned it and
+ * its name (copied: libcuda may be unloaded when the message is written).
+ * The compare-and-swap winner writes call and name, then publishes them. */
 static int lost_result;
 static const char *lost_call;
+static char lost_name[64];
+static int lost_published;
 
-static void note_sticky(CUresult r, const char *call)
+static void note_sticky(CUresult r, const char *call, const char *name)
 {
     int expected = 0;
-    if (__atomic_compare_exchange_n(&lost_result, &expected, (int)r, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        __atomic_store_n(&lost_call, call, __ATOMIC_RELEASE);
+    if (!__atomic_compare_exchange_n(&lost_result, &expected, (int)r, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return;
+    lost_call = call;
+    snprintf(lost_name, sizeof lost_name, "%s", name && *name ? name : "a sticky error");
+    __atomic_store_n(&lost_published, 1, __ATOMIC_RELEASE);
 }
 
 int bc__lost_result(void) { return __atomic_load_n(&lost_result, __ATOMIC_ACQUIRE); }
@@ -207,19 +214,17 @@ int bc__lost_result(void) { return __atomic_load_n(&lost_result, __ATOMIC_ACQUIR
 bc_status bc__lost_fail(const char *what, const char *file, int line)
 {
     const int r = bc__lost_result();
-    const char *call = __atomic_load_n(&lost_call, __ATOMIC_ACQUIRE);
-    const char *name = NULL;
-    if (bc__drv != NULL && bc__drv->cuGetErrorName != NULL && bc__drv->cuGetErrorName((CUresult)r, &name) != CUDA_SUCCESS)
-        name = NULL;
-    return bc__fail(BC_ERR_DEVICE_LOST, r, name ? name : "", call ? call : "", file, line,
+    const int known = __atomic_load_n(&lost_published, __ATOMIC_ACQUIRE);
+    const char *call = known ? lost_call : "a driver call", *name = known ? lost_name : "a sticky error";
+    return bc__fail(BC_ERR_DEVICE_LOST, r, known ? lost_name : "", known ? lost_call : "", file, line,
                     "%s refused: the GPU was lost to this process earlier (%s returned %s (%d)); CUDA cannot "
                     "recover from this in the same process: restart the process",
-                    what, call ? call : "a driver call", name ? name : "a sticky error", r);
+                    what, call, name, r);
 }
 
 void bc__lost_reset(void)
 {
-    __atomic_store_n(&lost_call, NULL, __ATOMIC_RELEASE);
+    __atomic_store_n(&lost_published, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&lost_result, 0, __ATOMIC_RELEASE);
 }
 
@@ -236,7 +241,7 @@ bc_status bc__cu_result(CUresult r, const char *call, const char *file, int line
     bc_status st = BC_ERR_DRIVER;
     if (bc__cu_is_sticky(r)) {
         st = BC_ERR_DEVICE_LOST;
-        note_sticky(r, call);
+        note_sticky(r, call, name);
     }
     else if (r == CUDA_ERROR_STUB_LIBRARY)
         st = BC_ERR_DRIVER_STUB;
@@ -260,6 +265,9 @@ bc_status bc__cu_cleanup_result(CUresult r, const char *call, const char *file, 
         return BC_ERR_NOT_READY;
     if (!bc__cu_is_sticky(r))
         return BC_ERR_DRIVER;
-    note_sticky(r, call);
+    const char *name = NULL;
+    if (bc__drv == NULL || bc__drv->cuGetErrorName == NULL || bc__drv->cuGetErrorName(r, &name) != CUDA_SUCCESS)
+        name = NULL;
+    note_sticky(r, call, name);
     return BC_ERR_DEVICE_LOST;
 }

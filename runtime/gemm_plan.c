@@ -296,7 +296,7 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
 {
     if (dev == NULL || desc == NULL || out_plan == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_gemm_plan_create", "dev, desc or out_plan is NULL");
-    if (dev->lost || bc__lost_result())
+    if (bc__dev_lost(dev))
         return BC_LOST_FAIL("bc_gemm_plan_create");
     bc_gemm_desc d = *desc;
     bc_status st = check_shape_types(&d);
@@ -353,7 +353,7 @@ bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b
                        "a plan created %s bias cannot be re-pointed %s one", plan->desc.bias ? "with" : "without",
                        plan->desc.bias ? "without" : "with");
     nd.bias = bias;
-    if (plan->dev->lost || bc__lost_result())
+    if (bc__dev_lost(plan->dev))
         return BC_LOST_FAIL("bc_gemm_plan_set_pointers");
     bc_status st = bc__gemm_check_layout(&nd);
     if (!st)

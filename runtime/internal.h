@@ -70,6 +70,19 @@ struct bc_event {
     CUevent handle;
 };
 
+/* 1 once dev, or any device of the process, saw a sticky error: new work
+ * is refused at once (BC_LOST_FAIL) instead of being handed to a driver
+ * that refuses it too. */
+static inline int bc__dev_lost(const bc_device *dev) { return dev->lost || bc__lost_result() != 0; }
+
+/* Records a sticky failure of a call made for dev, and passes `st` on. */
+static inline bc_status bc__dev_note(bc_device *dev, bc_status st)
+{
+    if (st == BC_ERR_DEVICE_LOST)
+        dev->lost = 1;
+    return st;
+}
+
 /* Used by bc_device_close; each frees the object and unlinks it. */
 void bc__plan_release(bc__link *node);
 void bc__graph_release(bc__link *node);

@@ -251,7 +251,7 @@ bc_status bc_mem_register(bc_device *dev, bc_devptr ptr, size_t bytes)
     if (dev == NULL || ptr == 0 || bytes == 0 || ptr + bytes < ptr)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_mem_register",
                        "dev is NULL, ptr is 0, bytes is 0 or the range wraps");
-    if (dev->lost || bc__lost_result())
+    if (bc__dev_lost(dev))
         return BC_LOST_FAIL("bc_mem_register");
     const uint64_t end = ptr + bytes;
     if (meets_pool(dev->dev_pool, ptr, end) || meets_pool(dev->host_pool, ptr, end))

@@ -254,6 +254,7 @@ static CUresult fake_cuCtxCreate(CUcontext *pctx, CUexecAffinityParam *params, i
 
 static CUresult fake_cuCtxDestroy(CUcontext ctx)
 {
+    fake__wait_kernels();
     FAKE_ENTER_RELEASE(cuCtxDestroy);
     if (!fake__find(K_CTX, ctx))
         FAKE_RETURN(CUDA_ERROR_INVALID_CONTEXT);
@@ -316,6 +317,7 @@ static CUresult fake_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice d)
 
 static CUresult fake_cuDevicePrimaryCtxRelease(CUdevice d)
 {
+    fake__wait_kernels();
     FAKE_ENTER_RELEASE(cuDevicePrimaryCtxRelease);
     if (!valid_device(d))
         FAKE_RETURN(CUDA_ERROR_INVALID_DEVICE);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fake_internal.h"
 
@@ -63,6 +64,97 @@ int fake__count(int kind)
 
 /* ------------------------------------------------------ entry and faults */
 
+/* What a poisoned process still does (seen on an H100 after a kernel fault:
+ * cuInit, device queries and cuCtxDestroy succeed; every context creation,
+ * allocation, launch and wait returns the sticky error). */
+static int poison_exempt(fake_entry e)
+{
+    switch (e) {
+    case FAKE_E_cuDriverGetVersion:
+    case FAKE_E_cuInit:
+    case FAKE_E_cuGetErrorName:
+    case FAKE_E_cuGetErrorString:
+    case FAKE_E_cuDeviceGetCount:
+    case FAKE_E_cuDeviceGet:
+    case FAKE_E_cuDeviceGetName:
+    case FAKE_E_cuDeviceGetAttribute:
+    case FAKE_E_cuDeviceTotalMem:
+    case FAKE_E_cuCtxGetCurrent:
+    case FAKE_E_cuCtxSetCurrent:
+    case FAKE_E_cuCtxDestroy:
+    case FAKE_E_cuDevicePrimaryCtxRelease:
+    case FAKE_E_cuDevicePrimaryCtxGetState:
+    case FAKE_E_cuTensorMapEncodeTiled:
+    case FAKE_E_cuTensorMapReplaceAddress:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void fake__kernel_started(void)
+{
+    fake_state *s = &fake__s;
+    if (s->fault_next_launch != CUDA_SUCCESS) {
+        s->poison = s->fault_next_launch;
+        s->fault_next_launch = CUDA_SUCCESS;
+    }
+    if (s->kernel_ns > 0) {
+        uint64_t end = mono_ns() + s->kernel_ns;
+        if (end > s->kernels_until_ns)
+            __atomic_store_n(&s->kernels_until_ns, end, __ATOMIC_RELEASE);
+    }
+}
+
+int fake__kernels_running(void)
+{
+    uint64_t until = __atomic_load_n(&fake__s.kernels_until_ns, __ATOMIC_ACQUIRE);
+    return until != 0 && mono_ns() < until;
+}
+
+void fake__wait_kernels(void)
+{
+    uint64_t until = __atomic_load_n(&fake__s.kernels_until_ns, __ATOMIC_ACQUIRE), now = mono_ns();
+    if (until > now) {
+        struct timespec ts = {(time_t)((until - now) / 1000000000ull), (long)((until - now) % 1000000000ull)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+void fake_poison(CUresult r)
+{
+    fake__lock();
+    fake__s.poison = r;
+    fake__unlock();
+}
+
+void fake_set_poison_on_sticky(int on) { fake__s.poison_on_sticky = on; }
+
+void fake_fault_next_launch(CUresult r)
+{
+    fake__lock();
+    fake__s.fault_next_launch = r;
+    fake__unlock();
+}
+
+void fake_set_kernel_duration_ms(double ms)
+{
+    fake__lock();
+    fake__s.kernel_ns = ms > 0 ? (uint64_t)(ms * 1e6) : 0;
+    if (ms <= 0)
+        fake__s.kernels_until_ns = 0;
+    fake__unlock();
+}
+
+CUresult fake_poisoned(void) { return fake__s.poison; }
+
 CUresult fake__enter(fake_entry e)
 {
     fake__lock();
@@ -81,6 +173,8 @@ CUresult fake__enter(fake_entry e)
         s->log[s->log_len++] = (unsigned char)e;
 
     int hit = 0;
+    if (s->poison != CUDA_SUCCESS && !poison_exempt(e))
+        return s->poison; /* not an injection: the process is poisoned */
     if (s->fault_mode == 1) {
         hit = s->calls == s->fault_at || (s->fault_persistent && s->calls > s->fault_at);
     } else if (s->fault_mode == 2 && (int)e == s->fault_entry) {
@@ -93,6 +187,8 @@ CUresult fake__enter(fake_entry e)
     if (s->failed_entry < 0)
         s->failed_entry = (int)e;
     s->injected++;
+    if (s->poison_on_sticky && bc__cu_is_sticky(s->fault_result))
+        s->poison = s->fault_result;
     return s->fault_result;
 }
 

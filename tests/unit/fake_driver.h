@@ -127,6 +127,34 @@ void fake_set_next_image_size(size_t bytes);
  * when resolved (e.g. CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES to fake a spill). */
 void fake_set_kernel_attr(const char *kernel, CUfunction_attribute attr, int value);
 
+/* ------------------------------------------------------------------ faults */
+
+/* A poisoned process, as a sticky error leaves a real one: from now on every
+ * call that needs a context (creating one, retaining the primary one,
+ * allocating, copying, launching, querying or synchronising a stream)
+ * returns `r`; cuInit, cuDriverGetVersion, device queries, error names,
+ * cuCtxGet/SetCurrent, cuCtxDestroy, primary release/state and tensor-map
+ * encoding still work; the other release entries release and return `r`.
+ * Only fake_reset ends it. fake_poisoned(): the result, 0 when healthy. */
+void fake_poison(CUresult r);
+CUresult fake_poisoned(void);
+
+/* 1: an injected sticky result (bc__cu_is_sticky) also poisons the process,
+ * as the real driver does. Default 0: injected results are one-off. */
+void fake_set_poison_on_sticky(int on);
+
+/* The next kernel launch (cuLaunchKernelEx or cuGraphLaunch) succeeds and
+ * then "faults": the process is poisoned with `r`, so the wait after it
+ * reports `r`, as a kernel storing to a bad address does. */
+void fake_fault_next_launch(CUresult r);
+
+/* Every launch from now starts a kernel that runs `ms` milliseconds of
+ * real time (0: instant, the default). While one runs, cuStreamQuery says
+ * CUDA_ERROR_NOT_READY, and cuStreamSynchronize, cuMemFree, cuMemFreeHost,
+ * cuModuleUnload, cuCtxDestroy and cuDevicePrimaryCtxRelease block until it
+ * has finished, as the real driver's do. */
+void fake_set_kernel_duration_ms(double ms);
+
 /* ---------------------------------------------------------- fault injection */
 
 /* The n-th driver call from now (1-based, every entry counts) returns r;

@@ -155,6 +155,13 @@ typedef struct fake_state {
     uint64_t graph_launches, graph_kernels;
     fake_kernel_node exec_update;
     uint64_t exec_updates;
+
+    /* poisoned process and running kernels (fake_driver.h, "Faults") */
+    CUresult poison;              /* non-zero: every context call returns it */
+    int poison_on_sticky;         /* an injected sticky result poisons */
+    CUresult fault_next_launch;   /* the next kernel started faults with it */
+    uint64_t kernel_ns;           /* how long each started kernel runs */
+    uint64_t kernels_until_ns;    /* CLOCK_MONOTONIC end of the last one, 0: none */
 } fake_state;
 
 extern fake_state fake__s;
@@ -187,6 +194,18 @@ CUresult fake__leave(CUresult r);
     if (fake_inj_ == CUDA_SUCCESS && !fake__s.initialized)                   \
         return fake__leave(CUDA_ERROR_NOT_INITIALIZED)
 #define FAKE_RETURN(r) return fake__leave(fake_inj_ != CUDA_SUCCESS ? fake_inj_ : (r))
+
+/* A kernel (or graph) launch was executed: applies fake_fault_next_launch
+ * and fake_set_kernel_duration. Called by the launch entries on success. */
+void fake__kernel_started(void);
+
+/* 1 while a started kernel still runs. */
+int fake__kernels_running(void);
+
+/* Sleeps until every started kernel has finished: what freeing memory,
+ * unloading a module and destroying a context do. Call before FAKE_ENTER*
+ * (it must not hold the lock). */
+void fake__wait_kernels(void);
 
 /* Object lists. */
 void fake__link(int kind, fake_obj *o);

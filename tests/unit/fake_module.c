@@ -176,6 +176,7 @@ static void free_module(struct CUmod_st *m)
 
 static CUresult fake_cuModuleUnload(CUmodule m)
 {
+    fake__wait_kernels();
     FAKE_ENTER_RELEASE(cuModuleUnload);
     if (!fake__find(K_MODULE, m))
         FAKE_RETURN(CUDA_ERROR_INVALID_HANDLE);
@@ -400,6 +401,7 @@ static CUresult fake_cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction h, v
     L->captured = s != NULL && s->capture != NULL;
     if (!L->captured) {
         fake__s.launches++;
+        fake__kernel_started();
         FAKE_RETURN(CUDA_SUCCESS);
     }
     struct CUgraphNode_st *node = fake__graph_add_node(s->capture, NODE_KERNEL);
