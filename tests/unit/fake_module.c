@@ -300,7 +300,8 @@ const fake_module_record *fake_last_module(void) { return &fake__s.module; }
  * barecuda's kernels whose parameter is smaller than the configured copy. */
 static size_t kernel_param_size(const char *name)
 {
-    if (name != NULL && (strcmp(name, "bc_smoke_checksum") == 0 || strcmp(name, "bc_test_spin") == 0))
+    if (name != NULL && (strcmp(name, "bc_smoke_checksum") == 0 || strcmp(name, "bc_test_spin") == 0 ||
+                         strcmp(name, "bc_test_fault") == 0))
         return sizeof(bc_smoke_params) > sizeof(bc_spin_params) ? sizeof(bc_smoke_params) : sizeof(bc_spin_params);
     return (size_t)-1;
 }
