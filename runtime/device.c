@@ -1,4 +1,6 @@
 /* Device open/close: driver reference, context, arenas, kernel image. */
+#include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,8 @@
 #define DEFAULT_HOST_ARENA (16u << 20)
 #define DEFAULT_MAX_ALLOCATIONS 4096u
 
+/* CLOCK_MONOTONIC; the waits of bc_device_close_timeout use it too
+ * (pthread_cond_timedwait on a condition variable set to it). */
 static double now_us(void)
 {
     struct timespec ts;
@@ -309,11 +313,9 @@ void bc_device_close(bc_device *dev)
     close_all(dev, enter(dev));
 }
 
-/* Polls every stream barecuda knows on dev until all are idle, one of them
- * reports the device lost, or the deadline passes. */
-static bc_status wait_idle(bc_device *dev, uint64_t timeout_ns)
+/* Fallback of wait_idle: polls every stream barecuda knows on dev. */
+static bc_status poll_streams(bc_device *dev, double deadline_us)
 {
-    const double deadline = now_us() + (double)timeout_ns * 1e-3;
     for (;;) {
         int busy = 0;
         bc_status st = BC_CU_CLEANUP(cuStreamQuery, dev->xfer);
@@ -328,10 +330,92 @@ static bc_status wait_idle(bc_device *dev, uint64_t timeout_ns)
             return st;
         if (!busy)
             return BC_OK;
-        if (now_us() >= deadline)
+        if (now_us() >= deadline_us)
             return BC_ERR_TIMEOUT;
         sched_yield();
     }
+}
+
+/* cuCtxSynchronize on a helper thread, so that the wait covers every stream
+ * of the context (destroyed ones, the legacy stream, the caller's) and still
+ * has a bound. A helper that outlives its bound stays blocked in the driver
+ * until the work ends (or the process does) and frees the probe itself. */
+typedef struct sync_probe {
+    CUcontext ctx;
+    pthread_mutex_t lock;
+    pthread_cond_t done_cv;
+    int done, abandoned;
+    CUresult result;
+} sync_probe;
+
+static void *sync_thread(void *arg)
+{
+    sync_probe *p = arg;
+    CUresult r = bc__drv->cuCtxSetCurrent(p->ctx);
+    if (r == CUDA_SUCCESS)
+        r = bc__drv->cuCtxSynchronize();
+    pthread_mutex_lock(&p->lock);
+    p->done = 1;
+    p->result = r;
+    const int abandoned = p->abandoned;
+    pthread_cond_signal(&p->done_cv);
+    pthread_mutex_unlock(&p->lock);
+    if (abandoned) {
+        pthread_cond_destroy(&p->done_cv);
+        pthread_mutex_destroy(&p->lock);
+        free(p);
+    }
+    return NULL;
+}
+
+/* Waits until all work of dev's context has finished, it turned out lost,
+ * or the time ran out (BC_OK, BC_ERR_DEVICE_LOST, BC_ERR_TIMEOUT). */
+static bc_status wait_idle(bc_device *dev, uint64_t timeout_ns)
+{
+    const double deadline_us = now_us() + (double)timeout_ns * 1e-3;
+    sync_probe *p = calloc(1, sizeof *p);
+    pthread_t t;
+    pthread_attr_t attr;
+    int started = 0;
+    if (p != NULL && pthread_attr_init(&attr) == 0) {
+        pthread_condattr_t ca;
+        p->ctx = dev->ctx;
+        pthread_mutex_init(&p->lock, NULL);
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&p->done_cv, &ca);
+        pthread_condattr_destroy(&ca);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        started = pthread_create(&t, &attr, sync_thread, p) == 0;
+        pthread_attr_destroy(&attr);
+        if (!started) {
+            pthread_cond_destroy(&p->done_cv);
+            pthread_mutex_destroy(&p->lock);
+        }
+    }
+    if (!started) { /* no thread: what barecuda knows of, polled */
+        free(p);
+        return poll_streams(dev, deadline_us);
+    }
+    const double d = deadline_us * 1e-6;
+    struct timespec until = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+    pthread_mutex_lock(&p->lock);
+    while (!p->done) {
+        int rc = pthread_cond_timedwait(&p->done_cv, &p->lock, &until);
+        if (rc == ETIMEDOUT)
+            break;
+    }
+    const int done = p->done;
+    const CUresult r = p->result;
+    p->abandoned = !done;
+    pthread_mutex_unlock(&p->lock);
+    if (!done)
+        return BC_ERR_TIMEOUT;
+    pthread_cond_destroy(&p->done_cv);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+    bc_status st = BC_CU_CLEANUP_RESULT(r, "cuCtxSynchronize");
+    return st == BC_ERR_DEVICE_LOST ? st : BC_OK;
 }
 
 /* Work still runs: free what is barecuda's own host memory and leave every

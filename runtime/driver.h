@@ -63,6 +63,9 @@ bc_status bc__cu_cleanup_result(CUresult r, const char *call, const char *file, 
 
 #define BC_CU_CLEANUP(fn, ...) bc__cu_cleanup_result(bc__drv->fn(__VA_ARGS__), #fn, __FILE__, __LINE__)
 
+/* The cleanup mapping of a result obtained elsewhere (another thread's call). */
+#define BC_CU_CLEANUP_RESULT(r, name) bc__cu_cleanup_result((r), (name), __FILE__, __LINE__)
+
 /* 1 if `r` is a result after which the driver refuses all further work in
  * this process (cuda.h: "the process must be terminated and relaunched"). */
 int bc__cu_is_sticky(int r);

@@ -99,33 +99,41 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void fake__kernel_started(void)
+static void mark_busy(fake_busy *b, uint64_t end)
+{
+    if (b->gen != fake__s.kernel_gen || end > b->until_ns)
+        b->until_ns = end;
+    b->gen = fake__s.kernel_gen;
+}
+
+void fake__kernel_started(CUcontext c, struct CUstream_st *st)
 {
     fake_state *s = &fake__s;
     if (s->fault_next_launch != CUDA_SUCCESS) {
         s->poison = s->fault_next_launch;
         s->fault_next_launch = CUDA_SUCCESS;
     }
-    if (s->kernel_ns > 0) {
-        uint64_t end = mono_ns() + s->kernel_ns;
-        if (end > s->kernels_until_ns)
-            __atomic_store_n(&s->kernels_until_ns, end, __ATOMIC_RELEASE);
-    }
+    if (s->kernel_ns == 0)
+        return;
+    const uint64_t end = mono_ns() + s->kernel_ns;
+    if (c != NULL)
+        mark_busy(&c->busy, end);
+    if (st != NULL)
+        mark_busy(&st->busy, end);
 }
 
-int fake__kernels_running(void)
+int fake__busy(const fake_busy *b)
 {
-    uint64_t until = __atomic_load_n(&fake__s.kernels_until_ns, __ATOMIC_ACQUIRE);
-    return until != 0 && mono_ns() < until;
+    return b != NULL && b->gen == fake__s.kernel_gen && b->until_ns > mono_ns();
 }
 
-void fake__wait_kernels(void)
+void fake__wait_busy(const fake_busy *b)
 {
-    uint64_t until = __atomic_load_n(&fake__s.kernels_until_ns, __ATOMIC_ACQUIRE), now = mono_ns();
-    if (until > now) {
-        struct timespec ts = {(time_t)((until - now) / 1000000000ull), (long)((until - now) % 1000000000ull)};
-        nanosleep(&ts, NULL);
-    }
+    if (!fake__busy(b))
+        return;
+    const uint64_t left = b->until_ns - mono_ns();
+    struct timespec ts = {(time_t)(left / 1000000000ull), (long)(left % 1000000000ull)};
+    nanosleep(&ts, NULL);
 }
 
 void fake_poison(CUresult r)
@@ -148,8 +156,13 @@ void fake_set_kernel_duration_ms(double ms)
 {
     fake__lock();
     fake__s.kernel_ns = ms > 0 ? (uint64_t)(ms * 1e6) : 0;
-    if (ms <= 0)
-        fake__s.kernels_until_ns = 0;
+    fake__unlock();
+}
+
+void fake_finish_kernels(void)
+{
+    fake__lock();
+    fake__s.kernel_gen++;
     fake__unlock();
 }
 

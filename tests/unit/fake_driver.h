@@ -155,6 +155,9 @@ void fake_fault_next_launch(CUresult r);
  * has finished, as the real driver's do. */
 void fake_set_kernel_duration_ms(double ms);
 
+/* Every kernel started so far finishes now. */
+void fake_finish_kernels(void);
+
 /* ---------------------------------------------------------- fault injection */
 
 /* The n-th driver call from now (1-based, every entry counts) returns r;

@@ -14,6 +14,12 @@ typedef struct fake_obj {
     struct fake_obj *prev, *next;
 } fake_obj;
 
+/* Until when kernels launched on a context or stream run (CLOCK_MONOTONIC
+ * ns); stale once fake_finish_kernels moved the generation on. */
+typedef struct fake_busy {
+    uint64_t until_ns, gen;
+} fake_busy;
+
 enum { K_CTX, K_ALLOC, K_HOST, K_STREAM, K_EVENT, K_MODULE, K_GRAPH, K_EXEC, K_COUNT };
 
 struct CUctx_st {
@@ -21,6 +27,7 @@ struct CUctx_st {
     int device;
     unsigned flags;
     int primary;
+    fake_busy busy;
 };
 
 typedef struct fake_alloc {
@@ -39,6 +46,7 @@ struct CUstream_st {
     int priority;
     struct CUgraph_st *capture;   /* graph being captured into, or NULL */
     int capture_invalid;
+    fake_busy busy;
 };
 
 struct CUevent_st {
@@ -161,7 +169,7 @@ typedef struct fake_state {
     int poison_on_sticky;         /* an injected sticky result poisons */
     CUresult fault_next_launch;   /* the next kernel started faults with it */
     uint64_t kernel_ns;           /* how long each started kernel runs */
-    uint64_t kernels_until_ns;    /* CLOCK_MONOTONIC end of the last one, 0: none */
+    uint64_t kernel_gen;          /* fake_finish_kernels count: older fake_busy are idle */
 } fake_state;
 
 extern fake_state fake__s;
@@ -195,17 +203,19 @@ CUresult fake__leave(CUresult r);
         return fake__leave(CUDA_ERROR_NOT_INITIALIZED)
 #define FAKE_RETURN(r) return fake__leave(fake_inj_ != CUDA_SUCCESS ? fake_inj_ : (r))
 
-/* A kernel (or graph) launch was executed: applies fake_fault_next_launch
- * and fake_set_kernel_duration. Called by the launch entries on success. */
-void fake__kernel_started(void);
+/* A kernel (or graph) launch on stream `s` (NULL: the default stream) of
+ * context `c` was executed: applies fake_fault_next_launch and
+ * fake_set_kernel_duration_ms. Called by the launch entries on success. */
+void fake__kernel_started(CUcontext c, struct CUstream_st *s);
 
-/* 1 while a started kernel still runs. */
-int fake__kernels_running(void);
+/* 1 while a kernel started on `b`'s context or stream still runs. */
+int fake__busy(const fake_busy *b);
 
-/* Sleeps until every started kernel has finished: what freeing memory,
- * unloading a module and destroying a context do. Call before FAKE_ENTER*
- * (it must not hold the lock). */
-void fake__wait_kernels(void);
+/* Sleeps until the kernels of `b` have finished: what freeing memory,
+ * unloading a module, destroying a context and synchronising a stream do.
+ * Holds the fake's lock meanwhile (tests with running kernels are single
+ * threaded). `b` may be NULL (nothing to wait for). */
+void fake__wait_busy(const fake_busy *b);
 
 /* Object lists. */
 void fake__link(int kind, fake_obj *o);

@@ -97,11 +97,12 @@ static void free_alloc(fake_alloc *a, int kind)
 
 static CUresult fake_cuMemFree(CUdeviceptr p)
 {
-    fake__wait_kernels();
     FAKE_ENTER_RELEASE(cuMemFree);
     fake_alloc *a = find_alloc_exact(K_ALLOC, (uintptr_t)p);
     if (a == NULL)
         FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
+    if (fake__ctx_alive(a->ctx))
+        fake__wait_busy(&a->ctx->busy);
     free_alloc(a, K_ALLOC);
     FAKE_RETURN(CUDA_SUCCESS);
 }
@@ -128,11 +129,12 @@ static CUresult fake_cuMemHostAlloc(void **pp, size_t bytes, unsigned flags)
 
 static CUresult fake_cuMemFreeHost(void *p)
 {
-    fake__wait_kernels();
     FAKE_ENTER_RELEASE(cuMemFreeHost);
     fake_alloc *a = find_alloc_exact(K_HOST, (uintptr_t)p);
     if (a == NULL)
         FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
+    if (fake__ctx_alive(a->ctx))
+        fake__wait_busy(&a->ctx->busy);
     free_alloc(a, K_HOST);
     FAKE_RETURN(CUDA_SUCCESS);
 }
@@ -381,7 +383,7 @@ static CUresult fake_cuStreamQuery(CUstream h)
         FAKE_RETURN(r);
     if (capture_violation(s))
         FAKE_RETURN(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
-    if (fake__s.busy == FAKE_BUSY_FOREVER || fake__kernels_running())
+    if (fake__s.busy == FAKE_BUSY_FOREVER || fake__busy(s ? &s->busy : &fake__current()->busy))
         FAKE_RETURN(CUDA_ERROR_NOT_READY);
     if (fake__s.busy > 0) {
         fake__s.busy--;
@@ -394,12 +396,12 @@ static CUresult fake_cuStreamQuery(CUstream h)
  * completes, and rather than hang the fake reports CUDA_ERROR_LAUNCH_TIMEOUT. */
 static CUresult fake_cuStreamSynchronize(CUstream h)
 {
-    fake__wait_kernels();
     FAKE_ENTER(cuStreamSynchronize);
     struct CUstream_st *s = NULL;
     CUresult r = any_stream(h, &s);
     if (r != CUDA_SUCCESS)
         FAKE_RETURN(r);
+    fake__wait_busy(s ? &s->busy : &fake__current()->busy);
     if (capture_violation(s))
         FAKE_RETURN(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     if (fake__s.busy == FAKE_BUSY_FOREVER)

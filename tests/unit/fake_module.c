@@ -176,8 +176,9 @@ static void free_module(struct CUmod_st *m)
 
 static CUresult fake_cuModuleUnload(CUmodule m)
 {
-    fake__wait_kernels();
     FAKE_ENTER_RELEASE(cuModuleUnload);
+    if (fake__find(K_MODULE, m) && fake__ctx_alive(m->ctx))
+        fake__wait_busy(&m->ctx->busy);
     if (!fake__find(K_MODULE, m))
         FAKE_RETURN(CUDA_ERROR_INVALID_HANDLE);
     free_module(m);
@@ -402,7 +403,7 @@ static CUresult fake_cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction h, v
     L->captured = s != NULL && s->capture != NULL;
     if (!L->captured) {
         fake__s.launches++;
-        fake__kernel_started();
+        fake__kernel_started(fake__current(), s);
         FAKE_RETURN(CUDA_SUCCESS);
     }
     struct CUgraphNode_st *node = fake__graph_add_node(s->capture, NODE_KERNEL);

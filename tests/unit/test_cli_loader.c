@@ -145,6 +145,7 @@ static void test_boot_exit_codes(void **state)
     has(r.out, "verdict: FAIL (exit 32)");
     assert_true(took < 10000); /* the smoke wait (2 s) plus the close bound (1 s), not 30 s */
     fake_set_kernel_duration_ms(0);
+    fake_finish_kernels();
     bc__driver_release(); /* the abandoned device's driver reference */
 
     fake_install();

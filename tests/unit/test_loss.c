@@ -216,6 +216,7 @@ static void test_close_and_running_kernels(void **state)
     assert_int_equal(fake_table()->cuCtxSetCurrent(mine), CUDA_SUCCESS);
     /* the process goes on: another device opens and works beside the kernel */
     fake_set_kernel_duration_ms(0);
+    fake_finish_kernels();
     bc_device *again = open_dev(0, 1);
     assert_ok(bc_stream_create(again, 0, &s, NULL));
     assert_ok(bc_selftest_empty_launch(s));
