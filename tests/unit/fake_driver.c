@@ -21,8 +21,21 @@ static const char *const entry_names[FAKE_ENTRY_COUNT] = {
 #undef X
 };
 
-void fake__lock(void) { pthread_mutex_lock(&lock); }
-void fake__unlock(void) { pthread_mutex_unlock(&lock); }
+static _Thread_local int inside; /* this thread holds the lock */
+
+void fake__lock(void)
+{
+    pthread_mutex_lock(&lock);
+    inside++;
+}
+
+void fake__unlock(void)
+{
+    inside--;
+    pthread_mutex_unlock(&lock);
+}
+
+int fake_in_driver(void) { return inside > 0; }
 
 /* ---------------------------------------------------------------- objects */
 

@@ -179,6 +179,10 @@ uint64_t fake_injected(void);
 /* 1 if the entry releases an object (and so still releases under injection). */
 int fake_entry_is_release(fake_entry e);
 
+/* 1 while the calling thread is inside a fake entry or control function
+ * (lets a malloc wrapper fail barecuda's allocations, not the fake's). */
+int fake_in_driver(void);
+
 /* ------------------------------------------------------------- accounting */
 
 uint64_t fake_calls(void);                 /* every entry, since reset */
