@@ -83,6 +83,11 @@ static inline bc_status bc__dev_note(bc_device *dev, bc_status st)
     return st;
 }
 
+/* device.c, for device_close.c: releases the context (dev->ctx = NULL
+ * after) and the arenas with their pools. Cleanup calls only. */
+void bc__device_close_context(bc_device *dev);
+void bc__device_close_arenas(bc_device *dev);
+
 /* Used by bc_device_close; each frees the object and unlinks it. */
 void bc__plan_release(bc__link *node);
 void bc__graph_release(bc__link *node);
