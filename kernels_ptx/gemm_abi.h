@@ -164,4 +164,13 @@ typedef struct bc_spin_params {
     uint64_t max_ns; /* safety net so a forgotten kernel ends eventually */
 } bc_spin_params;
 
+/* Test-only kernel that stores `value` (uint32_t) at `addr` from one thread:
+ * given an address that is no memory of the context it faults the GPU on
+ * demand (the sticky-fault tests); given a good one it just stores. */
+typedef struct bc_fault_params {
+    uint64_t addr;
+    uint32_t value;
+    uint32_t pad_;
+} bc_fault_params;
+
 #endif

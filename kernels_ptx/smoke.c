@@ -1,5 +1,6 @@
-/* Boot-check kernels, built into every image: the known-answer smoke kernel
- * and the test-only kernel that spins until released (bounded-wait test). */
+/* Boot-check kernels, built into every image: the known-answer smoke kernel,
+ * the test-only kernel that spins until released (bounded-wait test) and the
+ * test-only kernel that stores where it is told (sticky-fault tests). */
 #include "gemm_abi.h"
 #include "ptx/sreg.h"
 
@@ -19,4 +20,10 @@ BC_KERNEL void bc_test_spin(bc_spin_params p)
             break;
         __nvvm_nanosleep(1000);
     }
+}
+
+BC_KERNEL void bc_test_fault(bc_fault_params p)
+{
+    if (bc_ctaid_x() == 0 && bc_tid_x() == 0)
+        *(volatile uint32_t *)p.addr = p.value;
 }

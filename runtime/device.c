@@ -1,4 +1,5 @@
-/* Device open/close: driver reference, context, arenas, kernel image. */
+/* Device open: driver reference, context, arenas, kernel image (closing:
+ * device_close.c). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -84,10 +85,15 @@ static bc_status validate_config(const bc_device_config *c)
     return BC_OK;
 }
 
-static bc_status open_context(bc_device *dev)
+/* Creates or retains the context and makes it current; *out_previous is the
+ * context that was current before, to restore should the open fail later. */
+static bc_status open_context(bc_device *dev, CUcontext *out_previous)
 {
     int count = 0;
-    bc_status st = BC_CU(cuDeviceGetCount, &count);
+    bc_status st = BC_CU(cuCtxGetCurrent, out_previous);
+    if (st)
+        return st;
+    st = BC_CU(cuDeviceGetCount, &count);
     if (st)
         return st;
     if (dev->cfg.ordinal >= count)
@@ -110,7 +116,7 @@ static bc_status open_context(bc_device *dev)
     return BC_CU(cuCtxCreate, &dev->ctx, NULL, 0, ctx_sched_flag(dev->cfg.sched), dev->cudev);
 }
 
-static void close_context(bc_device *dev)
+void bc__device_close_context(bc_device *dev)
 {
     if (dev->ctx == NULL)
         return;
@@ -158,7 +164,7 @@ fail:
     return st;
 }
 
-static void close_arenas(bc_device *dev)
+void bc__device_close_arenas(bc_device *dev)
 {
     bc__tlsf_destroy(dev->host_pool);
     dev->host_pool = NULL;
@@ -184,6 +190,9 @@ bc_status bc_device_open(const bc_device_config *cfg, bc_device **out_dev)
     if (st)
         return st;
 
+    if (bc__lost_result())
+        return BC_LOST_FAIL("bc_device_open");
+
     double t_start = now_us();
     bc_device *dev = calloc(1, sizeof *dev);
     if (dev == NULL)
@@ -206,7 +215,8 @@ bc_status bc_device_open(const bc_device_config *cfg, bc_device **out_dev)
     dev->timings.cuinit_us = dt.cuinit_us;
 
     double t0 = now_us();
-    st = open_context(dev);
+    CUcontext previous = NULL;
+    st = open_context(dev, &previous);
     if (st)
         goto fail_driver;
     st = query_info(dev);
@@ -238,50 +248,20 @@ bc_status bc_device_open(const bc_device_config *cfg, bc_device **out_dev)
     return BC_OK;
 
 fail_arenas:
-    close_arenas(dev);
+    bc__device_close_arenas(dev);
 fail_xfer:
     BC_CU_CLEANUP(cuStreamDestroy, dev->xfer);
 fail_context:
-    close_context(dev);
+    bc__device_close_context(dev);
+    /* A retained primary context was made current by replacing the thread's
+     * current one, and releasing it does not undo that: restore it. (A
+     * created context was pushed, and destroying it popped it already.) */
+    BC_CU_CLEANUP(cuCtxSetCurrent, previous);
 fail_driver:
     bc__driver_release();
 fail_free:
     free(dev);
     return st;
-}
-
-static void release_list(bc__link *head, void (*release)(bc__link *))
-{
-    while (head->prev != head)
-        release(head->prev); /* newest first; release unlinks */
-}
-
-static void stream_release(bc__link *node) { bc_stream_destroy((bc_stream *)node); }
-static void event_release(bc__link *node) { bc_event_destroy((bc_event *)node); }
-
-void bc_device_close(bc_device *dev)
-{
-    if (dev == NULL)
-        return;
-    CUcontext previous = NULL;
-    if (BC_CU_CLEANUP(cuCtxGetCurrent, &previous) != BC_OK)
-        previous = NULL;
-    BC_CU_CLEANUP(cuCtxSetCurrent, dev->ctx);
-    release_list(&dev->graphs, bc__graph_release);
-    release_list(&dev->plans, bc__plan_release);
-    release_list(&dev->kernel_plans, bc__kernel_plan_release);
-    release_list(&dev->events, event_release);
-    release_list(&dev->streams, stream_release);
-    release_list(&dev->modules, bc__module_release);
-    bc__image_unload(&dev->image);
-    close_arenas(dev);
-    BC_CU_CLEANUP(cuStreamDestroy, dev->xfer);
-    CUcontext closing = dev->ctx;
-    close_context(dev);
-    /* Leave the thread as we found it, unless it was on the context just closed. */
-    BC_CU_CLEANUP(cuCtxSetCurrent, previous == closing ? NULL : previous);
-    bc__driver_release();
-    free(dev);
 }
 
 bc_status bc_device_bind_thread(bc_device *dev)

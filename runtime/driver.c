@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -54,6 +55,7 @@ void bc__driver_set_override(const bc__driver *fake)
     pthread_mutex_lock(&drv_lock);
     override = fake;
     pthread_mutex_unlock(&drv_lock);
+    bc__lost_reset();
 }
 
 void bc__driver_set_library(const char *path)
@@ -183,23 +185,71 @@ void bc__driver_release(void)
     pthread_mutex_unlock(&drv_lock);
 }
 
-static int is_sticky(CUresult r)
+/* The results after which cuda.h says the process must be terminated and
+ * relaunched ("any further CUDA work will return the same error"), plus an
+ * uncorrectable ECC error and a device-side assert, which leave the context
+ * unusable. CUDA_ERROR_CONTEXT_IS_DESTROYED (709) is not among them: it
+ * reports a call on a context that was destroyed, a usage error. */
+int bc__cu_is_sticky(int r)
 {
-    switch (r) {
-    case CUDA_ERROR_ILLEGAL_ADDRESS:
-    case CUDA_ERROR_LAUNCH_FAILED:
-    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
-    case CUDA_ERROR_MISALIGNED_ADDRESS:
-    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
-    case CUDA_ERROR_INVALID_PC:
-    case CUDA_ERROR_HARDWARE_STACK_ERROR:
-    case CUDA_ERROR_ASSERT:
-    case CUDA_ERROR_ECC_UNCORRECTABLE:
-    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+    switch ((CUresult)r) {
+    case CUDA_ERROR_ECC_UNCORRECTABLE:      /* 214 */
+    case CUDA_ERROR_CONTAINED:              /* 226 */
+    case CUDA_ERROR_ILLEGAL_ADDRESS:        /* 700 */
+    case CUDA_ERROR_LAUNCH_TIMEOUT:         /* 702 */
+    case CUDA_ERROR_ASSERT:                 /* 710 */
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:   /* 714 */
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:    /* 715 */
+    case CUDA_ERROR_MISALIGNED_ADDRESS:     /* 716 */
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:  /* 717 */
+    case CUDA_ERROR_INVALID_PC:             /* 718 */
+    case CUDA_ERROR_LAUNCH_FAILED:          /* 719 */
+    case CUDA_ERROR_TENSOR_MEMORY_LEAK:     /* 721 */
+    case CUDA_ERROR_MPS_CLIENT_TERMINATED:  /* 810 */
+    case CUDA_ERROR_EXTERNAL_DEVICE:        /* 911 */
         return 1;
     default:
         return 0;
     }
+}
+
+/* ---------------------------------------------------------------- loss */
+
+/* The first sticky result this process saw, the call that returned it and
+ * its name (copied: libcuda may be unloaded when the message is written).
+ * The compare-and-swap winner writes call and name, then publishes them. */
+static int lost_result;
+static const char *lost_call;
+static char lost_name[64];
+static int lost_published;
+
+static void note_sticky(CUresult r, const char *call, const char *name)
+{
+    int expected = 0;
+    if (!__atomic_compare_exchange_n(&lost_result, &expected, (int)r, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return;
+    lost_call = call;
+    snprintf(lost_name, sizeof lost_name, "%s", name && *name ? name : "a sticky error");
+    __atomic_store_n(&lost_published, 1, __ATOMIC_RELEASE);
+}
+
+int bc__lost_result(void) { return __atomic_load_n(&lost_result, __ATOMIC_ACQUIRE); }
+
+bc_status bc__lost_fail(const char *what, const char *file, int line)
+{
+    const int r = bc__lost_result();
+    const int known = __atomic_load_n(&lost_published, __ATOMIC_ACQUIRE);
+    const char *call = known ? lost_call : "a driver call", *name = known ? lost_name : "a sticky error";
+    return bc__fail(BC_ERR_DEVICE_LOST, r, known ? lost_name : "", known ? lost_call : "", file, line,
+                    "%s refused: the GPU was lost to this process earlier (%s returned %s (%d)); CUDA cannot "
+                    "recover from this in the same process: restart the process",
+                    what, call, name, r);
+}
+
+void bc__lost_reset(void)
+{
+    __atomic_store_n(&lost_published, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&lost_result, 0, __ATOMIC_RELEASE);
 }
 
 bc_status bc__cu_result(CUresult r, const char *call, const char *file, int line)
@@ -213,8 +263,10 @@ bc_status bc__cu_result(CUresult r, const char *call, const char *file, int line
         bc__drv->cuGetErrorName(r, &name) != CUDA_SUCCESS)
         name = "";
     bc_status st = BC_ERR_DRIVER;
-    if (is_sticky(r))
+    if (bc__cu_is_sticky(r)) {
         st = BC_ERR_DEVICE_LOST;
+        note_sticky(r, call, name);
+    }
     else if (r == CUDA_ERROR_STUB_LIBRARY)
         st = BC_ERR_DRIVER_STUB;
     return bc__fail(st, (int)r, name ? name : "", call, file, line, "%s returned %s (%d)", call,
@@ -235,5 +287,11 @@ bc_status bc__cu_cleanup_result(CUresult r, const char *call, const char *file, 
     }
     if (r == CUDA_ERROR_NOT_READY)
         return BC_ERR_NOT_READY;
-    return is_sticky(r) ? BC_ERR_DEVICE_LOST : BC_ERR_DRIVER;
+    if (!bc__cu_is_sticky(r))
+        return BC_ERR_DRIVER;
+    const char *name = NULL;
+    if (bc__drv == NULL || bc__drv->cuGetErrorName == NULL || bc__drv->cuGetErrorName(r, &name) != CUDA_SUCCESS)
+        name = NULL;
+    note_sticky(r, call, name);
+    return BC_ERR_DEVICE_LOST;
 }

@@ -49,7 +49,8 @@ void bc__driver_release(void);
 
 /* Test hook: while `fake` is non-NULL, bc__driver_acquire installs it instead
  * of loading libcuda (cuInit and the version check still go through it).
- * Must be called with no reference held. */
+ * Must be called with no reference held. Also forgets a recorded loss
+ * (bc__lost_reset): a fake driver starts a healthy process. */
 void bc__driver_set_override(const bc__driver *fake);
 
 /* Test hook: path of the library to dlopen instead of "libcuda.so.1" (NULL
@@ -68,5 +69,26 @@ bc_status bc__cu_result(CUresult r, const char *call, const char *file, int line
 bc_status bc__cu_cleanup_result(CUresult r, const char *call, const char *file, int line);
 
 #define BC_CU_CLEANUP(fn, ...) bc__cu_cleanup_result(bc__drv->fn(__VA_ARGS__), #fn, __FILE__, __LINE__)
+
+/* The cleanup mapping of a result obtained elsewhere (another thread's call). */
+#define BC_CU_CLEANUP_RESULT(r, name) bc__cu_cleanup_result((r), (name), __FILE__, __LINE__)
+
+/* 1 if `r` is a result after which the driver refuses all further work in
+ * this process (cuda.h: "the process must be terminated and relaunched"). */
+int bc__cu_is_sticky(int r);
+
+/* Process-wide loss. Both mappings above record the first sticky result any
+ * driver call returns; from then on every barecuda call that would start
+ * new work on any device fails fast with BC_ERR_DEVICE_LOST instead of
+ * asking the driver (which fails too: the poisoning is process-wide).
+ * bc__lost_result: that CUresult, 0 while the process is healthy.
+ * bc__lost_fail: records and returns BC_ERR_DEVICE_LOST for `what` (the
+ * refused function), naming the call that lost the GPU and its CUresult.
+ * bc__lost_reset: test hook only (the fake driver's tests start healthy). */
+int bc__lost_result(void);
+bc_status bc__lost_fail(const char *what, const char *file, int line);
+void bc__lost_reset(void);
+
+#define BC_LOST_FAIL(what) bc__lost_fail((what), __FILE__, __LINE__)
 
 #endif

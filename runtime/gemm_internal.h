@@ -37,6 +37,16 @@ struct bc_gemm_plan {
     bc_gemm_plan_info info;
 };
 
+/* gemm_operands.c. Layout: resolves the defaulted leading dimensions and
+ * checks every arithmetic rule (statuses 50..55), no driver call. Memory:
+ * every operand's extent against the memory it lies in (ptrcheck.h) and the
+ * overlaps that race: D with A, B or bias, and D with C unless C is D
+ * exactly (same base and leading dimension). `d_by_tma`: the plan stores D
+ * through a tensor map. `cache` (may be NULL: a local one) shares driver
+ * answers between the operands and counts the driver calls. */
+bc_status bc__gemm_check_layout(bc_gemm_desc *d);
+bc_status bc__gemm_check_memory(bc_device *dev, const bc_gemm_desc *d, int d_by_tma, bc__ptr_cache *cache);
+
 /* A rank-2 tiled tensor map over a row-major [rows x cols] matrix of `type`
  * elements with `row_bytes` between rows, box {box_cols, box_rows},
  * swizzled over `swizzle_bytes` (128 or 64). `what` names the operand in

@@ -53,59 +53,6 @@ static bc_status check_shape_types(const bc_gemm_desc *d)
     return BC_OK;
 }
 
-/* One leading dimension: at least the row and within the kernel ABI; A and B
- * rows (TMA) must also start 16 bytes apart (`row_align` 16, else 1). */
-static bc_status check_ld(const char *name, int64_t ld, int64_t row, uint64_t esize, uint64_t row_align)
-{
-    if (ld < row)
-        return BC_FAIL(BC_ERR_BAD_LEADING_DIM, name, "%s=%lld is smaller than the row length %lld", name,
-                       (long long)ld, (long long)row);
-    if (ld > MAX_DIM)
-        return BC_FAIL(BC_ERR_BAD_LEADING_DIM, name, "%s=%lld exceeds 2^31-1", name, (long long)ld);
-    if (((uint64_t)ld * esize) % row_align)
-        return BC_FAIL(BC_ERR_BAD_LEADING_DIM, name, "%s=%lld: rows are %llu bytes, not a multiple of 16",
-                       name, (long long)ld, (unsigned long long)((uint64_t)ld * esize));
-    return BC_OK;
-}
-
-/* Pointer rules and the byte extent [p, p + ((rows-1)*ld + cols)*esize). */
-static bc_status check_operand(const char *name, bc_devptr p, int64_t rows, int64_t cols, int64_t ld,
-                               uint64_t esize, uint64_t align)
-{
-    if (p == 0)
-        return BC_FAIL(BC_ERR_NULL_POINTER, name, "%s is a null device pointer", name);
-    if (p % align)
-        return BC_FAIL(BC_ERR_MISALIGNED, name, "%s=0x%llx is not %llu-byte aligned", name,
-                       (unsigned long long)p, (unsigned long long)align);
-    uint64_t elems, bytes, end;
-    if (__builtin_mul_overflow((uint64_t)(rows - 1), (uint64_t)ld, &elems) ||
-        __builtin_add_overflow(elems, (uint64_t)cols, &elems) ||
-        __builtin_mul_overflow(elems, esize, &bytes) || __builtin_add_overflow(p, bytes, &end))
-        return BC_FAIL(BC_ERR_SIZE_OVERFLOW, name, "%s: extent of %lld x %lld (ld %lld) overflows", name,
-                       (long long)rows, (long long)cols, (long long)ld);
-    return BC_OK;
-}
-
-/* Resolves the defaulted leading dimensions and checks every pointer rule. */
-static bc_status check_layout(bc_gemm_desc *d)
-{
-    const uint64_t osz = dtype_size(d->d_type);
-    if (d->lda == 0) d->lda = d->k;
-    if (d->ldb == 0) d->ldb = d->k;
-    if (d->ldc == 0) d->ldc = d->n;
-    if (d->ldd == 0) d->ldd = d->n;
-    bc_status st = check_ld("lda", d->lda, d->k, 2, 16);
-    if (!st) st = check_ld("ldb", d->ldb, d->k, 2, 16);
-    if (!st) st = check_ld("ldd", d->ldd, d->n, osz, 1);
-    if (!st && d->beta != 0.0f) st = check_ld("ldc", d->ldc, d->n, osz, 1);
-    if (!st) st = check_operand("a", d->a, d->m, d->k, d->lda, 2, 16);
-    if (!st) st = check_operand("b", d->b, d->n, d->k, d->ldb, 2, 16);
-    if (!st) st = check_operand("d", d->d, d->m, d->n, d->ldd, osz, 16);
-    if (!st && d->beta != 0.0f) st = check_operand("c", d->c, d->m, d->n, d->ldc, osz, 16);
-    if (!st && d->bias != 0) st = check_operand("bias", d->bias, 1, d->n, d->n, osz, 4);
-    return st;
-}
-
 static uint32_t ceil_div(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
 
 /* The split counts the rule considers for configuration c: 1 for a
@@ -406,17 +353,22 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
 {
     if (dev == NULL || desc == NULL || out_plan == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_gemm_plan_create", "dev, desc or out_plan is NULL");
+    if (bc__dev_lost(dev))
+        return BC_LOST_FAIL("bc_gemm_plan_create");
     bc_gemm_desc d = *desc;
     bc_status st = check_shape_types(&d);
     if (st)
         return st;
-    st = check_layout(&d);
+    st = bc__gemm_check_layout(&d);
     if (st)
         return st;
     const bc__gemm_config *c = NULL;
     CUfunction fn = NULL;
     uint32_t split = 1;
     st = choose_config(dev, &d, &c, &split, &fn);
+    if (st)
+        return st;
+    st = bc__gemm_check_memory(dev, &d, use_tma_store(&d, c), NULL);
     if (st)
         return st;
     d.config = c->name; /* the plan keeps no pointer into the caller's memory */
@@ -458,7 +410,11 @@ bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b
                        "a plan created %s bias cannot be re-pointed %s one", plan->desc.bias ? "with" : "without",
                        plan->desc.bias ? "without" : "with");
     nd.bias = bias;
-    bc_status st = check_layout(&nd);
+    if (bc__dev_lost(plan->dev))
+        return BC_LOST_FAIL("bc_gemm_plan_set_pointers");
+    bc_status st = bc__gemm_check_layout(&nd);
+    if (!st)
+        st = bc__gemm_check_memory(plan->dev, &nd, (plan->params.flags & BC_GEMM_F_TMA_STORE) != 0, NULL);
     if (st)
         return st;
     bc_gemm_params p = plan->params;

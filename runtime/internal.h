@@ -9,6 +9,7 @@
 #include "barecuda/stream.h"
 #include "driver.h"
 #include "image.h"
+#include "ptrcheck.h"
 #include "tlsf.h"
 
 /* Intrusive doubly-linked list: every object made from a device is linked
@@ -48,6 +49,8 @@ struct bc_device {
     bc__tlsf *host_pool;
 
     bc__image image; /* loaded kernels; image.module == NULL when skipped */
+    bc__ptr_registry registry; /* bc_mem_register'ed ranges */
+    int lost; /* a call on this device returned a sticky error (see driver.h: the process is lost too) */
 
     /* live objects, released in reverse order by bc_device_close */
     bc__link graphs, plans, events, streams;
@@ -67,6 +70,24 @@ struct bc_event {
     bc_device *dev;
     CUevent handle;
 };
+
+/* 1 once dev, or any device of the process, saw a sticky error: new work
+ * is refused at once (BC_LOST_FAIL) instead of being handed to a driver
+ * that refuses it too. */
+static inline int bc__dev_lost(const bc_device *dev) { return dev->lost || bc__lost_result() != 0; }
+
+/* Records a sticky failure of a call made for dev, and passes `st` on. */
+static inline bc_status bc__dev_note(bc_device *dev, bc_status st)
+{
+    if (st == BC_ERR_DEVICE_LOST)
+        dev->lost = 1;
+    return st;
+}
+
+/* device.c, for device_close.c: releases the context (dev->ctx = NULL
+ * after) and the arenas with their pools. Cleanup calls only. */
+void bc__device_close_context(bc_device *dev);
+void bc__device_close_arenas(bc_device *dev);
 
 /* Used by bc_device_close; each frees the object and unlinks it. */
 void bc__plan_release(bc__link *node);

@@ -29,6 +29,8 @@ bc_status bc_mem_alloc(bc_device *dev, size_t bytes, bc_devptr *out_ptr)
     if (out_ptr == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_mem_alloc", "out_ptr is NULL");
     bc_status st = get_pool(dev, BC_POOL_DEVICE, "bc_mem_alloc", &pool);
+    if (st == BC_OK && bc__dev_lost(dev))
+        return BC_LOST_FAIL("bc_mem_alloc");
     if (st == BC_OK)
         st = bc__tlsf_alloc(pool, bytes, &addr);
     if (st == BC_OK)
@@ -50,6 +52,8 @@ bc_status bc_host_alloc(bc_device *dev, size_t bytes, void **out_ptr)
     if (out_ptr == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_host_alloc", "out_ptr is NULL");
     bc_status st = get_pool(dev, BC_POOL_HOST, "bc_host_alloc", &pool);
+    if (st == BC_OK && bc__dev_lost(dev))
+        return BC_LOST_FAIL("bc_host_alloc");
     if (st == BC_OK)
         st = bc__tlsf_alloc(pool, bytes, &addr);
     if (st == BC_OK)
@@ -84,35 +88,45 @@ bc_status bc_memcpy_htod(bc_device *dev, bc_devptr dst, const void *src, size_t 
 {
     if (dev == NULL || src == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_memcpy_htod", "dev or src is NULL");
+    if (bc__dev_lost(dev))
+        return BC_LOST_FAIL("bc_memcpy_htod");
     bc_status st = BC_CU(cuMemcpyHtoDAsync, dst, src, bytes, dev->xfer);
-    return st ? st : BC_CU(cuStreamSynchronize, dev->xfer);
+    return bc__dev_note(dev, st ? st : BC_CU(cuStreamSynchronize, dev->xfer));
 }
 
 bc_status bc_memcpy_dtoh(bc_device *dev, void *dst, bc_devptr src, size_t bytes)
 {
     if (dev == NULL || dst == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_memcpy_dtoh", "dev or dst is NULL");
+    if (bc__dev_lost(dev))
+        return BC_LOST_FAIL("bc_memcpy_dtoh");
     bc_status st = BC_CU(cuMemcpyDtoHAsync, dst, src, bytes, dev->xfer);
-    return st ? st : BC_CU(cuStreamSynchronize, dev->xfer);
+    return bc__dev_note(dev, st ? st : BC_CU(cuStreamSynchronize, dev->xfer));
 }
 
 bc_status bc_memcpy_htod_async(bc_stream *s, bc_devptr dst, const void *src, size_t bytes)
 {
     if (s == NULL || src == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_memcpy_htod_async", "stream or src is NULL");
-    return BC_CU(cuMemcpyHtoDAsync, dst, src, bytes, s->handle);
+    if (bc__dev_lost(s->dev))
+        return BC_LOST_FAIL("bc_memcpy_htod_async");
+    return bc__dev_note(s->dev, BC_CU(cuMemcpyHtoDAsync, dst, src, bytes, s->handle));
 }
 
 bc_status bc_memcpy_dtoh_async(bc_stream *s, void *dst, bc_devptr src, size_t bytes)
 {
     if (s == NULL || dst == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_memcpy_dtoh_async", "stream or dst is NULL");
-    return BC_CU(cuMemcpyDtoHAsync, dst, src, bytes, s->handle);
+    if (bc__dev_lost(s->dev))
+        return BC_LOST_FAIL("bc_memcpy_dtoh_async");
+    return bc__dev_note(s->dev, BC_CU(cuMemcpyDtoHAsync, dst, src, bytes, s->handle));
 }
 
 bc_status bc_memset_d8_async(bc_stream *s, bc_devptr dst, uint8_t value, size_t bytes)
 {
     if (s == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_memset_d8_async", "stream is NULL");
-    return BC_CU(cuMemsetD8Async, dst, value, bytes, s->handle);
+    if (bc__dev_lost(s->dev))
+        return BC_LOST_FAIL("bc_memset_d8_async");
+    return bc__dev_note(s->dev, BC_CU(cuMemsetD8Async, dst, value, bytes, s->handle));
 }

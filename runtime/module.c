@@ -228,3 +228,11 @@ bc_status bc_module_query(const bc_module *mod, bc_module_info *out_info)
 
 /* bc_device_close: after graphs and plans, so no use is left. */
 void bc__module_release(bc__link *node) { bc__module_free((bc_module *)node); }
+
+void bc__module_forget(bc_module *m)
+{
+    if (m == NULL)
+        return;
+    m->handle = NULL; /* left loaded: the context it lives in is abandoned */
+    bc__module_free(m);
+}

@@ -89,6 +89,10 @@ bc_status bc__refail(bc_status st, const char *call, const char *what);
 
 /* Used by bc_device_close: each frees the object and unlinks it. */
 void bc__module_release(bc__link *node);
+
+/* Frees the module's host memory and leaves it loaded (a device abandoned
+ * with its context, bc_device_close_timeout). NULL is a no-op. */
+void bc__module_forget(bc_module *mod);
 void bc__kernel_plan_release(bc__link *node);
 
 #endif

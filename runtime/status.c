@@ -17,7 +17,8 @@ static const char *const status_names[BC_STATUS_COUNT_] = {
     [BC_ERR_MISSING_ENTRY_POINT] = "BC_ERR_MISSING_ENTRY_POINT: the driver lacks a required entry point",
     [BC_ERR_NO_DEVICE] = "BC_ERR_NO_DEVICE: no CUDA device with that ordinal",
     [BC_ERR_DRIVER] = "BC_ERR_DRIVER: a driver call failed",
-    [BC_ERR_DEVICE_LOST] = "BC_ERR_DEVICE_LOST: the device reported a sticky fault; close and reopen",
+    [BC_ERR_DEVICE_LOST] = "BC_ERR_DEVICE_LOST: the GPU reported a sticky fault; CUDA cannot recover it in this "
+                           "process: restart the process",
     [BC_ERR_POOL_EXHAUSTED] = "BC_ERR_POOL_EXHAUSTED: no free block large enough",
     [BC_ERR_FOREIGN_POINTER] = "BC_ERR_FOREIGN_POINTER: pointer is outside the arena",
     [BC_ERR_DOUBLE_FREE] = "BC_ERR_DOUBLE_FREE: pointer is not a live allocation (double free?)",

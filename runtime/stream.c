@@ -35,6 +35,8 @@ bc_status bc_stream_create(bc_device *dev, int priority, bc_stream **out_stream,
 {
     if (dev == NULL || out_stream == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_stream_create", "dev or out_stream is NULL");
+    if (bc__dev_lost(dev))
+        return BC_LOST_FAIL("bc_stream_create");
     /* Priorities run from `greatest` (numerically smallest) to `least`. */
     int p = priority;
     if (p < dev->info.stream_priority_greatest)
@@ -89,20 +91,24 @@ bc_status bc_stream_query(bc_stream *s)
 {
     if (s == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_stream_query", "stream is NULL");
-    return BC_CU(cuStreamQuery, s->handle);
+    if (bc__dev_lost(s->dev))
+        return BC_LOST_FAIL("bc_stream_query");
+    return bc__dev_note(s->dev, BC_CU(cuStreamQuery, s->handle));
 }
 
 bc_status bc_stream_wait(bc_stream *s, uint64_t timeout_ns)
 {
     if (s == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_stream_wait", "stream is NULL");
+    if (bc__dev_lost(s->dev))
+        return BC_LOST_FAIL("bc_stream_wait");
     const uint64_t start = now_ns();
     const uint64_t deadline = timeout_ns > UINT64_MAX - start ? UINT64_MAX : start + timeout_ns;
     uint32_t sleep_ns = BLOCK_SLEEP_MIN_NS;
     for (;;) {
         bc_status st = BC_CU(cuStreamQuery, s->handle);
         if (st != BC_ERR_NOT_READY)
-            return st;
+            return bc__dev_note(s->dev, st);
         if (now_ns() >= deadline)
             return BC_FAIL(BC_ERR_TIMEOUT, "bc_stream_wait", "stream still busy after %llu ns",
                            (unsigned long long)timeout_ns);
@@ -121,6 +127,8 @@ bc_status bc_event_create(bc_device *dev, bc_event **out_event)
 {
     if (dev == NULL || out_event == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_event_create", "dev or out_event is NULL");
+    if (bc__dev_lost(dev))
+        return BC_LOST_FAIL("bc_event_create");
     bc_event *e = calloc(1, sizeof *e);
     if (e == NULL)
         return BC_FAIL(BC_ERR_OUT_OF_HOST_MEMORY, "calloc", "cannot allocate an event object");
@@ -148,13 +156,17 @@ bc_status bc_event_record(bc_event *e, bc_stream *s)
 {
     if (e == NULL || s == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_event_record", "event or stream is NULL");
-    return BC_CU(cuEventRecord, e->handle, s->handle);
+    if (bc__dev_lost(s->dev))
+        return BC_LOST_FAIL("bc_event_record");
+    return bc__dev_note(s->dev, BC_CU(cuEventRecord, e->handle, s->handle));
 }
 
 bc_status bc_event_elapsed_ms(const bc_event *start, const bc_event *end, float *out_ms)
 {
     if (start == NULL || end == NULL || out_ms == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_event_elapsed_ms", "NULL argument");
+    if (bc__dev_lost(start->dev))
+        return BC_LOST_FAIL("bc_event_elapsed_ms");
     float ms = 0.0f;
     bc_status st = BC_CU(cuEventElapsedTime, &ms, start->handle, end->handle);
     if (!st)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bitidx.h"
 #include "error.h"
 #include "tlsf.h"
 
@@ -37,6 +38,7 @@ struct bc__tlsf {
     uint32_t first;     /* node of the block at base */
     uint32_t *table;    /* open addressing: live block addr -> node, NIL = empty */
     uint32_t table_mask, table_shift;
+    bc__bitidx starts;  /* one bit per unit: a block (live or free) starts there */
     uint64_t fl_map;
     uint32_t sl_map[FL_COUNT];
     uint32_t heads[FL_COUNT][SL_COUNT];
@@ -209,7 +211,9 @@ bc_status bc__tlsf_create(uint64_t base, uint64_t size, uint32_t max_live, bc__t
                      p->node_count);
         goto fail_pool;
     }
-    unsigned bits = msb64((uint64_t)max_live) + 1; /* 2^bits >= 2 * max_live */
+    /* 2^bits >= 2 * max_live for every max_live, so the table is at most half
+     * full and a lookup (a miss too) probes ~2.5 slots on average. */
+    unsigned bits = msb64(2 * (uint64_t)max_live - 1) + 1;
     p->table_mask = (1u << bits) - 1;
     p->table_shift = 64 - bits;
     p->table = malloc(((size_t)p->table_mask + 1) * sizeof *p->table);
@@ -219,6 +223,10 @@ bc_status bc__tlsf_create(uint64_t base, uint64_t size, uint32_t max_live, bc__t
         goto fail_nodes;
     }
     memset(p->table, 0xff, ((size_t)p->table_mask + 1) * sizeof *p->table); /* all NIL */
+    st = bc__bitidx_init(&p->starts, size >> ALIGN_SHIFT);
+    if (st)
+        goto fail_table;
+    bc__bitidx_set(&p->starts, 0);
     memset(p->heads, 0xff, sizeof p->heads);
 
     p->spare = NIL;
@@ -232,6 +240,8 @@ bc_status bc__tlsf_create(uint64_t base, uint64_t size, uint32_t max_live, bc__t
     *out_pool = p;
     return BC_OK;
 
+fail_table:
+    free(p->table);
 fail_nodes:
     free(p->nodes);
 fail_pool:
@@ -244,6 +254,7 @@ void bc__tlsf_destroy(bc__tlsf *pool)
 {
     if (pool == NULL)
         return;
+    bc__bitidx_free(&pool->starts);
     free(pool->table);
     free(pool->nodes);
     free(pool);
@@ -297,6 +308,7 @@ bc_status bc__tlsf_alloc(bc__tlsf *p, uint64_t bytes, uint64_t *out_addr)
         n->next_phys = t;
         n->size = need;
         list_insert(p, t);
+        bc__bitidx_set(&p->starts, (tail->addr - p->base) >> ALIGN_SHIFT);
     }
     table_insert(p, i);
     p->live++;
@@ -315,6 +327,7 @@ static void absorb_next(bc__tlsf *p, uint32_t a, uint32_t b)
     na->next_phys = nb->next_phys;
     if (nb->next_phys != NIL)
         p->nodes[nb->next_phys].prev_phys = a;
+    bc__bitidx_clear(&p->starts, (nb->addr - p->base) >> ALIGN_SHIFT);
     node_give(p, b);
 }
 
@@ -356,6 +369,25 @@ int bc__tlsf_contains(const bc__tlsf *p, uint64_t addr)
     return p != NULL && addr >= p->base && addr - p->base < p->size;
 }
 
+void bc__tlsf_range(const bc__tlsf *p, uint64_t *out_base, uint64_t *out_size)
+{
+    *out_base = p->base;
+    *out_size = p->size;
+}
+
+int bc__tlsf_find(const bc__tlsf *p, uint64_t addr, bc__tlsf_block *out)
+{
+    if (!bc__tlsf_contains(p, addr))
+        return 0;
+    const uint64_t unit = bc__bitidx_pred(&p->starts, (addr - p->base) >> ALIGN_SHIFT);
+    const uint64_t start = p->base + (unit << ALIGN_SHIFT); /* unit 0 always starts a block */
+    const uint32_t s = table_find(p, start);
+    out->addr = start;
+    out->size = s == NIL ? 0 : p->nodes[p->table[s]].size;
+    out->live = s != NIL;
+    return 1;
+}
+
 /* ---------------------------------------------------------------- stats/check */
 
 void bc__tlsf_stats(const bc__tlsf *p, bc_pool_stats *out)
@@ -383,6 +415,8 @@ void bc__tlsf_stats(const bc__tlsf *p, bc_pool_stats *out)
     };
 }
 
+uint32_t bc__tlsf_table_slots(const bc__tlsf *p) { return p ? p->table_mask + 1 : 0; }
+
 #define BROKEN(...) BC_FAIL(BC_ERR_INTERNAL, "bc__tlsf_check", __VA_ARGS__)
 
 static bc_status check_chain(const bc__tlsf *p, uint32_t *out_blocks, uint32_t *out_free,
@@ -403,6 +437,8 @@ static bc_status check_chain(const bc__tlsf *p, uint32_t *out_blocks, uint32_t *
         if (n->size == 0 || n->size % BC_MEM_ALIGN != 0 || n->size > p->base + p->size - at)
             return BROKEN("physical chain: block %u has bad size %llu", i,
                           (unsigned long long)n->size);
+        if (!bc__bitidx_test(&p->starts, (n->addr - p->base) >> ALIGN_SHIFT))
+            return BROKEN("block index: block %u at 0x%llx has no start bit", i, (unsigned long long)n->addr);
         if (n->is_free && prev != NIL && p->nodes[prev].is_free)
             return BROKEN("coalescing: free blocks %u and %u are adjacent", prev, i);
         if (n->is_free) {
@@ -492,6 +528,11 @@ bc_status bc__tlsf_check(const bc__tlsf *p)
         return BROKEN("bytes: chain %llu, counter %llu, peak %llu",
                       (unsigned long long)live_bytes, (unsigned long long)p->in_use,
                       (unsigned long long)p->peak);
+    uint64_t bits = 0;
+    for (uint64_t w = 0; w < (p->starts.nbits + 63) / 64; w++)
+        bits += (uint64_t)__builtin_popcountll(p->starts.level[0][w]);
+    if (bits != blocks)
+        return BROKEN("block index: %llu start bits for %u blocks", (unsigned long long)bits, blocks);
     if (blocks + p->spare_count != p->node_count)
         return BROKEN("nodes: %u in blocks + %u spare != %u", blocks, p->spare_count,
                       p->node_count);

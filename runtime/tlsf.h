@@ -2,8 +2,11 @@
  * it never touches. Block metadata lives in host tables allocated once at
  * creation, so the same code manages device memory and pinned host memory.
  * alloc and free are O(1): two bitmap scans and constant list surgery; a
- * live block is found from its address through a fixed-size open-addressing
- * table. Not thread-safe: the caller serialises.
+ * live block is found from its start through a fixed-size open-addressing
+ * table (at most half full for every max_live), and the block holding any
+ * address through a bitmap of block starts (bitidx.h: one bit per 256-byte
+ * unit, arena/2048 bytes of host memory). Not thread-safe: the caller
+ * serialises.
  */
 #ifndef BC_RUNTIME_TLSF_H
 #define BC_RUNTIME_TLSF_H
@@ -34,10 +37,27 @@ bc_status bc__tlsf_alloc(bc__tlsf *pool, uint64_t bytes, uint64_t *out_addr);
  * but not a live block's start; nothing changes on error. */
 bc_status bc__tlsf_free(bc__tlsf *pool, uint64_t addr);
 
+/* The managed range [*out_base, *out_base + *out_size). */
+void bc__tlsf_range(const bc__tlsf *pool, uint64_t *out_base, uint64_t *out_size);
+
 /* 1 if addr lies in the managed range. */
 int bc__tlsf_contains(const bc__tlsf *pool, uint64_t addr);
 
+typedef struct bc__tlsf_block {
+    uint64_t addr; /* start of the block holding the address */
+    uint64_t size; /* its size when live (the request rounded up), else 0 */
+    int live;      /* 1: an allocation; 0: free space */
+} bc__tlsf_block;
+
+/* The block holding `addr` (any address inside it, not only its start):
+ * 1 and *out filled, or 0 when addr is outside the range. O(log64 units):
+ * a predecessor query on the block-start index plus one table lookup. */
+int bc__tlsf_find(const bc__tlsf *pool, uint64_t addr, bc__tlsf_block *out);
+
 void bc__tlsf_stats(const bc__tlsf *pool, bc_pool_stats *out_stats);
+
+/* Test aid: slots in the address table (a power of two >= 2 * max_live). */
+uint32_t bc__tlsf_table_slots(const bc__tlsf *pool);
 
 /* Test aid: walks every structure and checks every invariant (physical chain
  * covers the range exactly, no two adjacent free blocks, free lists and

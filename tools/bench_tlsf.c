@@ -10,6 +10,12 @@
  * log-uniform from 1 B to below max_size = k * arena / max_live: k = 16 runs
  * the range close to full, k = 4 at moderate load. The storm keeps about 3/4
  * of max_live blocks live.
+ *
+ * A second table fills the pool to its capacity (100k+ live blocks, power of
+ * two or not) and times, per call: a refused free of an interior pointer
+ * (a miss in the address table, the slowest lookup), finding the block that
+ * holds a random address (bc__tlsf_find, what plan-time operand checks use),
+ * and a free + alloc pair of live blocks.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -84,6 +90,8 @@ typedef struct lat {
     uint32_t *ns;
     size_t n;
 } lat;
+
+static void sort_lat(lat *l) { qsort(l->ns, l->n, sizeof(uint32_t), cmp_u32); }
 
 static double pct(const lat *l, double p)
 {
@@ -160,8 +168,8 @@ static int run(uint32_t max_live, uint32_t size_factor, uint32_t ops, uint64_t s
     bc__tlsf_stats(pool, &r->stats);
     if (bc__tlsf_check(pool) != BC_OK)
         goto out;
-    qsort(r->alloc.ns, r->alloc.n, sizeof(uint32_t), cmp_u32);
-    qsort(r->free.ns, r->free.n, sizeof(uint32_t), cmp_u32);
+    sort_lat(&r->alloc);
+    sort_lat(&r->free);
     rc = 0;
 out:
     bc__tlsf_destroy(pool);
@@ -180,6 +188,107 @@ static double timer_overhead_ns(void)
     }
     qsort(s, N, sizeof *s, cmp_u32);
     return s[N / 2];
+}
+
+/* ---- full pool: lookups at capacity */
+
+typedef struct full_result {
+    uint32_t max_live, slots;
+    lat miss, find, cycle;
+    double miss_mean, find_mean;
+} full_result;
+
+static double mean_of(const lat *l)
+{
+    double sum = 0;
+    for (size_t i = 0; i < l->n; i++)
+        sum += l->ns[i];
+    return l->n ? sum / (double)l->n : 0;
+}
+
+static int run_full(uint32_t max_live, uint32_t ops, uint64_t seed, full_result *r)
+{
+    int rc = 1;
+    bc__tlsf *pool = NULL;
+    uint64_t *live = malloc(max_live * sizeof *live);
+    r->max_live = max_live;
+    r->miss.ns = malloc(ops * sizeof(uint32_t));
+    r->find.ns = malloc(ops * sizeof(uint32_t));
+    r->cycle.ns = malloc(ops * sizeof(uint32_t));
+    if (!live || !r->miss.ns || !r->find.ns || !r->cycle.ns || bc__tlsf_create(FAKE_BASE, ARENA, max_live, &pool))
+        goto out;
+    r->slots = bc__tlsf_table_slots(pool);
+    for (uint32_t i = 0; i < max_live; i++) /* 256 B .. 4 KiB each: at most half the range */
+        if (bc__tlsf_alloc(pool, 1 + rng_next(&seed) % 4096, &live[i]) != BC_OK)
+            goto out;
+    volatile int sink = 0;
+    for (uint32_t i = 0; i < ops; i++) {
+        const uint64_t interior = live[rng_next(&seed) % max_live] + 1 + rng_next(&seed) % 255;
+        uint64_t t0 = ticks();
+        bc_status st = bc__tlsf_free(pool, interior);
+        uint64_t t1 = ticks();
+        if (st != BC_ERR_DOUBLE_FREE)
+            goto out;
+        r->miss.ns[r->miss.n++] = (uint32_t)((double)(t1 - t0) * ns_per_tick);
+
+        bc__tlsf_block b;
+        const uint64_t any = FAKE_BASE + rng_next(&seed) % ARENA;
+        t0 = ticks();
+        sink += bc__tlsf_find(pool, any, &b);
+        t1 = ticks();
+        r->find.ns[r->find.n++] = (uint32_t)((double)(t1 - t0) * ns_per_tick);
+
+        const uint32_t k = (uint32_t)(rng_next(&seed) % max_live);
+        const uint64_t bytes = 1 + rng_next(&seed) % 4096;
+        t0 = ticks();
+        st = bc__tlsf_free(pool, live[k]);
+        if (st == BC_OK)
+            st = bc__tlsf_alloc(pool, bytes, &live[k]);
+        t1 = ticks();
+        if (st != BC_OK)
+            goto out;
+        r->cycle.ns[r->cycle.n++] = (uint32_t)((double)(t1 - t0) * ns_per_tick);
+    }
+    if (sink != (int)ops || bc__tlsf_check(pool) != BC_OK)
+        goto out;
+    r->miss_mean = mean_of(&r->miss);
+    r->find_mean = mean_of(&r->find);
+    sort_lat(&r->miss);
+    sort_lat(&r->find);
+    sort_lat(&r->cycle);
+    rc = 0;
+out:
+    bc__tlsf_destroy(pool);
+    free(live);
+    return rc;
+}
+
+static void print_full(uint32_t ops)
+{
+    static const uint32_t caps[] = {100000, 131071, 131072, 250000};
+    enum { NCAP = sizeof caps / sizeof *caps };
+    printf("\nFull pool: max_live blocks live (256 B .. 4 KiB each) in the 1 GiB range, %u timed calls of\n"
+           "each kind. miss = refused free of an interior pointer; find = block holding a random\n"
+           "address; cycle = free + alloc of a random live block. Latencies in ns.\n\n",
+           ops);
+    printf("%8s %8s | %5s %5s %6s %6s %6s | %5s %5s %6s %6s %6s | %5s %5s %6s %6s\n", "max_live", "slots",
+           "miss", "p50", "p99", "max", "mean", "find", "p50", "p99", "max", "mean", "cycle", "p50", "p99",
+           "max");
+    for (int c = 0; c < NCAP; c++) {
+        full_result r;
+        memset(&r, 0, sizeof r);
+        if (run_full(caps[c], ops, 0xf011ull + (uint64_t)c, &r)) {
+            fprintf(stderr, "bench_tlsf: full-pool run failed for max_live %u\n", caps[c]);
+            exit(1);
+        }
+        printf("%8u %8u | %5s %5.0f %6.0f %6.0f %6.1f | %5s %5.0f %6.0f %6.0f %6.1f | %5s %5.0f %6.0f %6.0f\n",
+               r.max_live, r.slots, "", pct(&r.miss, 0.5), pct(&r.miss, 0.99), pct(&r.miss, 1.0), r.miss_mean, "",
+               pct(&r.find, 0.5), pct(&r.find, 0.99), pct(&r.find, 1.0), r.find_mean, "", pct(&r.cycle, 0.5),
+               pct(&r.cycle, 0.99), pct(&r.cycle, 1.0));
+        free(r.miss.ns);
+        free(r.find.ns);
+        free(r.cycle.ns);
+    }
 }
 
 int main(int argc, char **argv)
@@ -226,5 +335,6 @@ int main(int argc, char **argv)
     }
     printf("\nfailed = allocs refused with BC_ERR_POOL_EXHAUSTED (not in the latency columns);\n"
            "frag = 1 - largest free / total free after the storm (lfree = largest free block).\n");
+    print_full(ops < 200000u ? ops : 200000u);
     return 0;
 }

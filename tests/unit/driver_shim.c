@@ -39,6 +39,12 @@ static CUresult shim_error_name(CUresult r, const char **s)
     return CUDA_SUCCESS;
 }
 
+static CUresult shim_no_context(CUcontext *c)
+{
+    *c = NULL;
+    return CUDA_SUCCESS;
+}
+
 static CUresult shim_refuse(void) { return CUDA_ERROR_NOT_SUPPORTED; }
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
@@ -68,6 +74,8 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint
         fn = (void *)shim_count;
     else if (!strcmp(symbol, "cuGetErrorName"))
         fn = (void *)shim_error_name;
+    else if (!strcmp(symbol, "cuCtxGetCurrent"))
+        fn = (void *)shim_no_context;
     *pfn = fn;
     *status = CU_GET_PROC_ADDRESS_SUCCESS;
     return CUDA_SUCCESS;

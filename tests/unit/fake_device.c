@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fake_internal.h"
 
@@ -257,6 +258,7 @@ static CUresult fake_cuCtxDestroy(CUcontext ctx)
     FAKE_ENTER_RELEASE(cuCtxDestroy);
     if (!fake__find(K_CTX, ctx))
         FAKE_RETURN(CUDA_ERROR_INVALID_CONTEXT);
+    fake__wait_busy(&ctx->busy);
     if (depth && top() == ctx)
         depth--;
     fake__unlink(&ctx->o);
@@ -286,6 +288,26 @@ static CUresult fake_cuCtxGetCurrent(CUcontext *pctx)
     if (pctx == NULL)
         FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
     *pctx = fake__current();
+    FAKE_RETURN(CUDA_SUCCESS);
+}
+
+/* Waits for every kernel of the current context (fake_set_kernel_duration_ms),
+ * without holding the fake's lock meanwhile; with fake_set_busy(FAKE_BUSY_FOREVER)
+ * it waits until that is lifted. */
+static CUresult fake_cuCtxSynchronize(void)
+{
+    FAKE_ENTER(cuCtxSynchronize);
+    CUcontext c = fake__current();
+    if (c == NULL)
+        FAKE_RETURN(CUDA_ERROR_INVALID_CONTEXT);
+    fake_busy b = c->busy;
+    fake__unlock();
+    fake__wait_busy(&b);
+    while (__atomic_load_n(&fake__s.busy, __ATOMIC_ACQUIRE) == FAKE_BUSY_FOREVER) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    fake__lock();
     FAKE_RETURN(CUDA_SUCCESS);
 }
 
@@ -319,6 +341,8 @@ static CUresult fake_cuDevicePrimaryCtxRelease(CUdevice d)
     FAKE_ENTER_RELEASE(cuDevicePrimaryCtxRelease);
     if (!valid_device(d))
         FAKE_RETURN(CUDA_ERROR_INVALID_DEVICE);
+    if (fake__s.dev[d].primary_refs == 1)
+        fake__wait_busy(&fake__s.dev[d].primary.busy);
     if (fake__s.dev[d].primary_refs == 0)
         FAKE_RETURN(CUDA_ERROR_INVALID_CONTEXT);
     fake__s.dev[d].primary_refs--;
@@ -381,6 +405,7 @@ void fake__fill_core(bc__driver *t)
     t->cuCtxSetCurrent = fake_cuCtxSetCurrent;
     t->cuCtxGetCurrent = fake_cuCtxGetCurrent;
     t->cuCtxGetStreamPriorityRange = fake_cuCtxGetStreamPriorityRange;
+    t->cuCtxSynchronize = fake_cuCtxSynchronize;
     t->cuDevicePrimaryCtxRetain = fake_cuDevicePrimaryCtxRetain;
     t->cuDevicePrimaryCtxRelease = fake_cuDevicePrimaryCtxRelease;
     t->cuDevicePrimaryCtxGetState = fake_cuDevicePrimaryCtxGetState;

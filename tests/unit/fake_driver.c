@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fake_internal.h"
 
@@ -20,8 +21,21 @@ static const char *const entry_names[FAKE_ENTRY_COUNT] = {
 #undef X
 };
 
-void fake__lock(void) { pthread_mutex_lock(&lock); }
-void fake__unlock(void) { pthread_mutex_unlock(&lock); }
+static _Thread_local int inside; /* this thread holds the lock */
+
+void fake__lock(void)
+{
+    pthread_mutex_lock(&lock);
+    inside++;
+}
+
+void fake__unlock(void)
+{
+    inside--;
+    pthread_mutex_unlock(&lock);
+}
+
+int fake_in_driver(void) { return inside > 0; }
 
 /* ---------------------------------------------------------------- objects */
 
@@ -63,6 +77,110 @@ int fake__count(int kind)
 
 /* ------------------------------------------------------ entry and faults */
 
+/* What a poisoned process still does (seen on an H100 after a kernel fault:
+ * cuInit, device queries and cuCtxDestroy succeed; every context creation,
+ * allocation, launch and wait returns the sticky error). */
+static int poison_exempt(fake_entry e)
+{
+    switch (e) {
+    case FAKE_E_cuDriverGetVersion:
+    case FAKE_E_cuInit:
+    case FAKE_E_cuGetErrorName:
+    case FAKE_E_cuGetErrorString:
+    case FAKE_E_cuDeviceGetCount:
+    case FAKE_E_cuDeviceGet:
+    case FAKE_E_cuDeviceGetName:
+    case FAKE_E_cuDeviceGetAttribute:
+    case FAKE_E_cuDeviceTotalMem:
+    case FAKE_E_cuCtxGetCurrent:
+    case FAKE_E_cuCtxSetCurrent:
+    case FAKE_E_cuCtxDestroy:
+    case FAKE_E_cuDevicePrimaryCtxRelease:
+    case FAKE_E_cuDevicePrimaryCtxGetState:
+    case FAKE_E_cuTensorMapEncodeTiled:
+    case FAKE_E_cuTensorMapReplaceAddress:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void mark_busy(fake_busy *b, uint64_t end)
+{
+    if (b->gen != fake__s.kernel_gen || end > b->until_ns)
+        b->until_ns = end;
+    b->gen = fake__s.kernel_gen;
+}
+
+void fake__kernel_started(CUcontext c, struct CUstream_st *st)
+{
+    fake_state *s = &fake__s;
+    if (s->fault_next_launch != CUDA_SUCCESS) {
+        s->poison = s->fault_next_launch;
+        s->fault_next_launch = CUDA_SUCCESS;
+    }
+    if (s->kernel_ns == 0)
+        return;
+    const uint64_t end = mono_ns() + s->kernel_ns;
+    if (c != NULL)
+        mark_busy(&c->busy, end);
+    if (st != NULL)
+        mark_busy(&st->busy, end);
+}
+
+int fake__busy(const fake_busy *b)
+{
+    return b != NULL && b->gen == fake__s.kernel_gen && b->until_ns > mono_ns();
+}
+
+void fake__wait_busy(const fake_busy *b)
+{
+    if (!fake__busy(b))
+        return;
+    const uint64_t left = b->until_ns - mono_ns();
+    struct timespec ts = {(time_t)(left / 1000000000ull), (long)(left % 1000000000ull)};
+    nanosleep(&ts, NULL);
+}
+
+void fake_poison(CUresult r)
+{
+    fake__lock();
+    fake__s.poison = r;
+    fake__unlock();
+}
+
+void fake_set_poison_on_sticky(int on) { fake__s.poison_on_sticky = on; }
+
+void fake_fault_next_launch(CUresult r)
+{
+    fake__lock();
+    fake__s.fault_next_launch = r;
+    fake__unlock();
+}
+
+void fake_set_kernel_duration_ms(double ms)
+{
+    fake__lock();
+    fake__s.kernel_ns = ms > 0 ? (uint64_t)(ms * 1e6) : 0;
+    fake__unlock();
+}
+
+void fake_finish_kernels(void)
+{
+    fake__lock();
+    fake__s.kernel_gen++;
+    fake__unlock();
+}
+
+CUresult fake_poisoned(void) { return fake__s.poison; }
+
 CUresult fake__enter(fake_entry e)
 {
     fake__lock();
@@ -81,6 +199,8 @@ CUresult fake__enter(fake_entry e)
         s->log[s->log_len++] = (unsigned char)e;
 
     int hit = 0;
+    if (s->poison != CUDA_SUCCESS && !poison_exempt(e))
+        return s->poison; /* not an injection: the process is poisoned */
     if (s->fault_mode == 1) {
         hit = s->calls == s->fault_at || (s->fault_persistent && s->calls > s->fault_at);
     } else if (s->fault_mode == 2 && (int)e == s->fault_entry) {
@@ -93,6 +213,8 @@ CUresult fake__enter(fake_entry e)
     if (s->failed_entry < 0)
         s->failed_entry = (int)e;
     s->injected++;
+    if (s->poison_on_sticky && bc__cu_is_sticky(s->fault_result))
+        s->poison = s->fault_result;
     return s->fault_result;
 }
 

@@ -145,6 +145,44 @@ void fake_set_max_active_clusters(int n);
  * an optional entry (driver_list.h XO) is on a driver that lacks it. Call
  * after fake_install and before bc_device_open. */
 void fake_drop_entry(fake_entry e);
+/* ------------------------------------------------------------------ faults */
+
+/* A poisoned process, as a sticky error leaves a real one: from now on every
+ * call that needs a context (creating one, retaining the primary one,
+ * allocating, copying, launching, querying or synchronising a stream)
+ * returns `r`; cuInit, cuDriverGetVersion, device queries, error names,
+ * cuCtxGet/SetCurrent, cuCtxDestroy, primary release/state and tensor-map
+ * encoding still work; the other release entries release and return `r`.
+ * Only fake_reset ends it. fake_poisoned(): the result, 0 when healthy. */
+void fake_poison(CUresult r);
+CUresult fake_poisoned(void);
+
+/* 1: an injected sticky result (bc__cu_is_sticky) also poisons the process,
+ * as the real driver does. Default 0: injected results are one-off. */
+void fake_set_poison_on_sticky(int on);
+
+/* The next kernel launch (cuLaunchKernelEx or cuGraphLaunch) succeeds and
+ * then "faults": the process is poisoned with `r`, so the wait after it
+ * reports `r`, as a kernel storing to a bad address does. */
+void fake_fault_next_launch(CUresult r);
+
+/* Every launch from now starts a kernel that runs `ms` milliseconds of
+ * real time (0: instant, the default). While one runs, cuStreamQuery says
+ * CUDA_ERROR_NOT_READY, and cuStreamSynchronize, cuMemFree, cuMemFreeHost,
+ * cuModuleUnload, cuCtxDestroy and cuDevicePrimaryCtxRelease block until it
+ * has finished, as the real driver's do. */
+void fake_set_kernel_duration_ms(double ms);
+
+/* Every kernel started so far finishes now. */
+void fake_finish_kernels(void);
+
+/* [base, base + bytes) becomes memory that cuPointerGetAttributes describes
+ * as device memory of the calling thread's current context, one allocation
+ * that the fake never backs: for tests that plan shapes larger than host
+ * memory could hold and launch nothing that touches them (copies and
+ * memsets into it are refused as outside every allocation). At most 8;
+ * forgotten by fake_reset. */
+void fake_add_unbacked_range(CUdeviceptr base, size_t bytes);
 
 /* ---------------------------------------------------------- fault injection */
 
@@ -166,6 +204,10 @@ uint64_t fake_injected(void);
 
 /* 1 if the entry releases an object (and so still releases under injection). */
 int fake_entry_is_release(fake_entry e);
+
+/* 1 while the calling thread is inside a fake entry or control function
+ * (lets a malloc wrapper fail barecuda's allocations, not the fake's). */
+int fake_in_driver(void);
 
 /* ------------------------------------------------------------- accounting */
 

@@ -208,6 +208,7 @@ static CUresult fake_cuGraphLaunch(CUgraphExec e, CUstream h)
     fake__s.graph_launches++;
     for (int i = 0; i < e->n; i++)
         fake__s.graph_kernels += e->types[i] == NODE_KERNEL;
+    fake__kernel_started(fake__current(), s);
     FAKE_RETURN(CUDA_SUCCESS);
 }
 

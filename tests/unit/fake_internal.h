@@ -14,6 +14,12 @@ typedef struct fake_obj {
     struct fake_obj *prev, *next;
 } fake_obj;
 
+/* Until when kernels launched on a context or stream run (CLOCK_MONOTONIC
+ * ns); stale once fake_finish_kernels moved the generation on. */
+typedef struct fake_busy {
+    uint64_t until_ns, gen;
+} fake_busy;
+
 enum { K_CTX, K_ALLOC, K_HOST, K_STREAM, K_EVENT, K_MODULE, K_GRAPH, K_EXEC, K_COUNT };
 
 struct CUctx_st {
@@ -21,6 +27,7 @@ struct CUctx_st {
     int device;
     unsigned flags;
     int primary;
+    fake_busy busy;
 };
 
 typedef struct fake_alloc {
@@ -28,6 +35,8 @@ typedef struct fake_alloc {
     void *mem;
     size_t size;
     int device;
+    CUcontext ctx;     /* current when it was made */
+    unsigned flags;    /* cuMemHostAlloc flags (host allocations) */
 } fake_alloc;
 
 struct CUstream_st {
@@ -38,6 +47,7 @@ struct CUstream_st {
     struct CUgraph_st *capture;   /* graph being captured into, or NULL */
     int capture_invalid;
     struct CUgraphNode_st *dep_out; /* what cuStreamGetCaptureInfo hands out */
+    fake_busy busy;
 };
 
 struct CUevent_st {
@@ -168,6 +178,18 @@ typedef struct fake_state {
     uint64_t graph_launches, graph_kernels;
     fake_kernel_node exec_update;
     uint64_t exec_updates;
+
+    /* poisoned process and running kernels (fake_driver.h, "Faults") */
+    CUresult poison;              /* non-zero: every context call returns it */
+    int poison_on_sticky;         /* an injected sticky result poisons */
+    CUresult fault_next_launch;   /* the next kernel started faults with it */
+    uint64_t kernel_ns;           /* how long each started kernel runs */
+    uint64_t kernel_gen;          /* fake_finish_kernels count: older fake_busy are idle */
+    struct {
+        uintptr_t base;
+        size_t size;
+    } unbacked[8];        /* fake_add_unbacked_range */
+    int n_unbacked;
 } fake_state;
 
 extern fake_state fake__s;
@@ -200,6 +222,20 @@ CUresult fake__leave(CUresult r);
     if (fake_inj_ == CUDA_SUCCESS && !fake__s.initialized)                   \
         return fake__leave(CUDA_ERROR_NOT_INITIALIZED)
 #define FAKE_RETURN(r) return fake__leave(fake_inj_ != CUDA_SUCCESS ? fake_inj_ : (r))
+
+/* A kernel (or graph) launch on stream `s` (NULL: the default stream) of
+ * context `c` was executed: applies fake_fault_next_launch and
+ * fake_set_kernel_duration_ms. Called by the launch entries on success. */
+void fake__kernel_started(CUcontext c, struct CUstream_st *s);
+
+/* 1 while a kernel started on `b`'s context or stream still runs. */
+int fake__busy(const fake_busy *b);
+
+/* Sleeps until the kernels of `b` have finished: what freeing memory,
+ * unloading a module, destroying a context and synchronising a stream do.
+ * Holds the fake's lock meanwhile (tests with running kernels are single
+ * threaded). `b` may be NULL (nothing to wait for). */
+void fake__wait_busy(const fake_busy *b);
 
 /* Object lists. */
 void fake__link(int kind, fake_obj *o);

@@ -57,6 +57,7 @@ static CUresult new_alloc(int kind, size_t bytes, size_t align, int device, void
     }
     a->size = bytes;
     a->device = device;
+    a->ctx = fake__current();
     fake__link(kind, &a->o);
     *out = a->mem;
     return CUDA_SUCCESS;
@@ -100,6 +101,8 @@ static CUresult fake_cuMemFree(CUdeviceptr p)
     fake_alloc *a = find_alloc_exact(K_ALLOC, (uintptr_t)p);
     if (a == NULL)
         FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
+    if (fake__ctx_alive(a->ctx))
+        fake__wait_busy(&a->ctx->busy);
     free_alloc(a, K_ALLOC);
     FAKE_RETURN(CUDA_SUCCESS);
 }
@@ -117,8 +120,10 @@ static CUresult fake_cuMemHostAlloc(void **pp, size_t bytes, unsigned flags)
     if (fake__s.host_limit && !fits(bytes, fake__s.host_limit, fake__s.host_bytes_live))
         FAKE_RETURN(CUDA_ERROR_OUT_OF_MEMORY);
     CUresult r = new_alloc(K_HOST, bytes, 4096, c->device, pp);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
         fake__s.host_bytes_live += bytes;
+        find_alloc_exact(K_HOST, (uintptr_t)*pp)->flags = flags;
+    }
     FAKE_RETURN(r);
 }
 
@@ -128,6 +133,8 @@ static CUresult fake_cuMemFreeHost(void *p)
     fake_alloc *a = find_alloc_exact(K_HOST, (uintptr_t)p);
     if (a == NULL)
         FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
+    if (fake__ctx_alive(a->ctx))
+        fake__wait_busy(&a->ctx->busy);
     free_alloc(a, K_HOST);
     FAKE_RETURN(CUDA_SUCCESS);
 }
@@ -213,6 +220,86 @@ static CUresult fake_cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n,
     if (r == CUDA_SUCCESS && n && !capture)
         memset((void *)(uintptr_t)dst, v, n);
     FAKE_RETURN(r);
+}
+
+void fake_add_unbacked_range(CUdeviceptr base, size_t bytes)
+{
+    fake__lock();
+    if (fake__s.n_unbacked < (int)(sizeof fake__s.unbacked / sizeof fake__s.unbacked[0])) {
+        fake__s.unbacked[fake__s.n_unbacked].base = (uintptr_t)base;
+        fake__s.unbacked[fake__s.n_unbacked].size = bytes;
+        fake__s.n_unbacked++;
+    }
+    fake__unlock();
+}
+
+/* Pointer attributes, for kernels of the current context: device memory is
+ * addressable (at its own address) from any context on its device; pinned
+ * host memory only when allocated with CU_MEMHOSTALLOC_DEVICEMAP and
+ * without WRITECOMBINED (the fake models no implicit mapping); an address
+ * the fake never allocated gets the driver's default values (memory type 0,
+ * everything NULL) and CUDA_SUCCESS, as documented for the real call. */
+static CUresult fake_cuPointerGetAttributes(unsigned n, CUpointer_attribute *attrs, void **data, CUdeviceptr p)
+{
+    FAKE_ENTER(cuPointerGetAttributes);
+    if (n == 0 || attrs == NULL || data == NULL)
+        FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
+    CUcontext cur = fake__current();
+    if (cur == NULL)
+        FAKE_RETURN(CUDA_ERROR_INVALID_CONTEXT);
+    int kind = K_ALLOC;
+    fake_alloc *a = find_alloc(K_ALLOC, (uintptr_t)p, 1);
+    if (a == NULL && (a = find_alloc(K_HOST, (uintptr_t)p, 1)) != NULL)
+        kind = K_HOST;
+    int reachable = 0;
+    fake_alloc unbacked; /* fake_add_unbacked_range: a stand-in for the lookup below */
+    for (int u = 0; a == NULL && u < fake__s.n_unbacked; u++)
+        if ((uintptr_t)p >= fake__s.unbacked[u].base && (uintptr_t)p - fake__s.unbacked[u].base < fake__s.unbacked[u].size) {
+            memset(&unbacked, 0, sizeof unbacked);
+            unbacked.mem = (void *)fake__s.unbacked[u].base;
+            unbacked.size = fake__s.unbacked[u].size;
+            unbacked.device = cur->device;
+            unbacked.ctx = cur;
+            a = &unbacked;
+        }
+    if (a != NULL && kind == K_ALLOC)
+        reachable = a->device == cur->device;
+    if (a != NULL && kind == K_HOST)
+        reachable = (a->flags & CU_MEMHOSTALLOC_DEVICEMAP) && !(a->flags & CU_MEMHOSTALLOC_WRITECOMBINED);
+    for (unsigned i = 0; i < n; i++) {
+        if (data[i] == NULL)
+            FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
+        switch (attrs[i]) {
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+            *(unsigned *)data[i] = a == NULL ? 0u : kind == K_HOST ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+            break;
+        case CU_POINTER_ATTRIBUTE_CONTEXT:
+            *(CUcontext *)data[i] = a ? a->ctx : NULL;
+            break;
+        case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+            *(CUdeviceptr *)data[i] = reachable ? p : 0;
+            break;
+        case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+            *(void **)data[i] = a != NULL && kind == K_HOST ? (void *)(uintptr_t)p : NULL;
+            break;
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+            *(int *)data[i] = a ? a->device : -2;
+            break;
+        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+            *(CUdeviceptr *)data[i] = a ? (CUdeviceptr)(uintptr_t)a->mem : 0;
+            break;
+        case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+            *(size_t *)data[i] = a ? a->size : 0;
+            break;
+        case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+        case CU_POINTER_ATTRIBUTE_MAPPED:
+            *(int *)data[i] = attrs[i] == CU_POINTER_ATTRIBUTE_MAPPED && a != NULL;
+            break;
+        default:
+            FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
+        }
+    }
+    FAKE_RETURN(CUDA_SUCCESS);
 }
 
 size_t fake_device_bytes_live(void) { return device_bytes(); }
@@ -317,7 +404,7 @@ static CUresult fake_cuStreamQuery(CUstream h)
         FAKE_RETURN(r);
     if (capture_violation(s))
         FAKE_RETURN(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
-    if (fake__s.busy == FAKE_BUSY_FOREVER)
+    if (fake__s.busy == FAKE_BUSY_FOREVER || fake__busy(s ? &s->busy : &fake__current()->busy))
         FAKE_RETURN(CUDA_ERROR_NOT_READY);
     if (fake__s.busy > 0) {
         fake__s.busy--;
@@ -335,6 +422,7 @@ static CUresult fake_cuStreamSynchronize(CUstream h)
     CUresult r = any_stream(h, &s);
     if (r != CUDA_SUCCESS)
         FAKE_RETURN(r);
+    fake__wait_busy(s ? &s->busy : &fake__current()->busy);
     if (capture_violation(s))
         FAKE_RETURN(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     if (fake__s.busy == FAKE_BUSY_FOREVER)
@@ -463,6 +551,7 @@ void fake__fill_mem(bc__driver *t)
     t->cuMemcpyHtoDAsync = fake_cuMemcpyHtoDAsync;
     t->cuMemcpyDtoHAsync = fake_cuMemcpyDtoHAsync;
     t->cuMemsetD8Async = fake_cuMemsetD8Async;
+    t->cuPointerGetAttributes = fake_cuPointerGetAttributes;
     t->cuStreamCreateWithPriority = fake_cuStreamCreateWithPriority;
     t->cuStreamDestroy = fake_cuStreamDestroy;
     t->cuStreamQuery = fake_cuStreamQuery;

@@ -177,6 +177,8 @@ static void free_module(struct CUmod_st *m)
 static CUresult fake_cuModuleUnload(CUmodule m)
 {
     FAKE_ENTER_RELEASE(cuModuleUnload);
+    if (fake__find(K_MODULE, m) && fake__ctx_alive(m->ctx))
+        fake__wait_busy(&m->ctx->busy);
     if (!fake__find(K_MODULE, m))
         FAKE_RETURN(CUDA_ERROR_INVALID_HANDLE);
     free_module(m);
@@ -299,7 +301,8 @@ const fake_module_record *fake_last_module(void) { return &fake__s.module; }
  * barecuda's kernels whose parameter is smaller than the configured copy. */
 static size_t kernel_param_size(const char *name)
 {
-    if (name != NULL && (strcmp(name, "bc_smoke_checksum") == 0 || strcmp(name, "bc_test_spin") == 0))
+    if (name != NULL && (strcmp(name, "bc_smoke_checksum") == 0 || strcmp(name, "bc_test_spin") == 0 ||
+                         strcmp(name, "bc_test_fault") == 0))
         return sizeof(bc_smoke_params) > sizeof(bc_spin_params) ? sizeof(bc_smoke_params) : sizeof(bc_spin_params);
     return (size_t)-1;
 }
@@ -418,6 +421,7 @@ static CUresult fake_cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction h, v
     L->captured = s != NULL && s->capture != NULL;
     if (!L->captured) {
         fake__s.launches++;
+        fake__kernel_started(fake__current(), s);
         FAKE_RETURN(CUDA_SUCCESS);
     }
     struct CUgraphNode_st *node = fake__graph_add_node(s->capture, NODE_KERNEL);

@@ -33,7 +33,8 @@ typedef struct mt_env {
 } mt_env;
 
 /* Opens a device (with the embedded kernels if `gemm`), a stream, two
- * 64 KiB buffers, and loads the fixture with fixture_saxpy resolved. */
+ * 1 MiB buffers (every GEMM planned over them fits: plan creation checks
+ * operand extents), and loads the fixture with fixture_saxpy resolved. */
 static inline void mt_open(mt_env *e, int gemm)
 {
     memset(e, 0, sizeof *e);
@@ -43,8 +44,8 @@ static inline void mt_open(mt_env *e, int gemm)
     cfg.device_arena_bytes = 16u << 20;
     assert_ok(bc_device_open(&cfg, &e->dev));
     assert_ok(bc_stream_create(e->dev, 0, &e->s, NULL));
-    assert_ok(bc_mem_alloc(e->dev, 64u << 10, &e->x));
-    assert_ok(bc_mem_alloc(e->dev, 64u << 10, &e->y));
+    assert_ok(bc_mem_alloc(e->dev, 1u << 20, &e->x));
+    assert_ok(bc_mem_alloc(e->dev, 1u << 20, &e->y));
     assert_ok(bc_module_load_file(e->dev, MT_FATBIN, NULL, &e->mod));
     assert_ok(bc_kernel_get(e->mod, "fixture_saxpy", &e->saxpy));
 }

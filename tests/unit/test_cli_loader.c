@@ -152,6 +152,39 @@ static void test_boot_exit_codes(void **state)
     assert_int_equal(r.rc, BC_EXIT_LAUNCH);
     has(r.out, "FAILED at first_launch");
 
+    /* the GPU faults during the first check: lost to the process, exit 33,
+     * and the advice to restart it under a supervisor */
+    fake_install();
+    fake_fault_next_launch(CUDA_ERROR_ILLEGAL_ADDRESS);
+    run_cli(&r, "boot", NULL, NULL);
+    assert_int_equal(r.rc, BC_EXIT_DEVICE_LOST);
+    has(r.out, "FAILED at first_launch: BC_ERR_DEVICE_LOST");
+    has(r.out, "recovery: the GPU is lost to this process");
+    has(r.out, "supervisor");
+    has(r.out, "verdict: FAIL (exit 33)");
+    assert_int_equal(fake_live_objects(), 0); /* closing a lost device still releases everything */
+    fake_install();
+    fake_fault_next_launch(CUDA_ERROR_ILLEGAL_ADDRESS);
+    run_cli(&r, "boot", "--json", NULL);
+    has(r.out, "\"status\":\"BC_ERR_DEVICE_LOST\"");
+    has(r.out, "\"recovery\":\"the GPU is lost to this process");
+    has(r.err, "supervisor");
+
+    /* a kernel that does not finish within the bound: exit 32, and closing
+     * does not wait for it (bounded close) */
+    fake_install();
+    fake_set_kernel_duration_ms(30000);
+    double t0 = ft_now_ms();
+    run_cli(&r, "boot", NULL, NULL);
+    const double took = ft_now_ms() - t0;
+    assert_int_equal(r.rc, BC_EXIT_TIMEOUT);
+    has(r.out, "recovery: the GPU did not finish");
+    has(r.out, "verdict: FAIL (exit 32)");
+    assert_true(took < 10000); /* the smoke wait (2 s) plus the close bound (1 s), not 30 s */
+    fake_set_kernel_duration_ms(0);
+    fake_finish_kernels();
+    bc__driver_release(); /* the abandoned device's driver reference */
+
     fake_install();
     fake_set_devices(NULL, 0);
     run_cli(&r, "boot", NULL, NULL);

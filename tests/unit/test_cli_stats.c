@@ -391,7 +391,7 @@ static void test_bench_reports_the_failing_call(void **state)
     fake_fail_entry(FAKE_E_cuGraphLaunch, 3, CUDA_ERROR_ILLEGAL_ADDRESS, 0);
     const char *text[] = {"bench", "--shapes", "64x256x64", "--replays", "3", NULL};
     run_cli(&r, text);
-    assert_int_equal(r.rc, BC_EXIT_LAUNCH);
+    assert_int_equal(r.rc, BC_EXIT_DEVICE_LOST);
     has(r.err, "bc_graph_launch(");
     lacks(r.out, "PASS");
     run_free(&r);
@@ -506,7 +506,7 @@ static void test_latency_reports_the_failing_call(void **state)
     run_result r;
     const char *args[] = {"latency", "--shape", "16x32x64", "--runs", "50", "--mode", "graph", NULL};
     run_cli(&r, args);
-    assert_int_equal(r.rc, BC_EXIT_LAUNCH);
+    assert_int_equal(r.rc, BC_EXIT_DEVICE_LOST);
     has(r.err, "barecuda latency: bc_graph_launch failed: BC_ERR_DEVICE_LOST");
     lacks(r.out, "p99.9");
     run_free(&r);

@@ -491,6 +491,9 @@ static void test_python_rule_matches_plans(void **state)
         cfg.device_arena_bytes = 1u << 20;
         bc_device *dev = NULL;
         assert_ok(bc_device_open(&cfg, &dev));
+        /* three allocations as large as the largest operand (plan creation checks every extent) */
+        for (uint64_t r = 1; r <= 3; r++)
+            fake_add_unbacked_range(r << 40, 1ull << 36);
         for (int i = 0; i < SWEPT + n_edges; i++) {
             const bc_shape *s = i < SWEPT ? &items[i].s : &edges[i - SWEPT];
             bc_gemm_desc d;

@@ -157,7 +157,19 @@ static void test_last_error_detail(void **state)
     assert_status(bc_device_open(&cfg, &dev), BC_ERR_DEVICE_LOST);
     ft_assert_last(BC_ERR_DEVICE_LOST, "cuCtxGetStreamPriorityRange", CUDA_ERROR_ILLEGAL_ADDRESS);
 
-    /* success does not clear the detail */
+    /* the process is lost: the next open fails at once, asking the driver
+     * nothing, and names the call that lost the GPU */
+    uint64_t calls = fake_calls();
+    assert_status(bc_device_open(&cfg, &dev), BC_ERR_DEVICE_LOST);
+    assert_int_equal(fake_calls(), calls);
+    ft_assert_last(BC_ERR_DEVICE_LOST, "cuCtxGetStreamPriorityRange", CUDA_ERROR_ILLEGAL_ADDRESS);
+    bc_error_detail d2;
+    bc_last_error(&d2);
+    assert_non_null(strstr(d2.message, "restart the process"));
+    assert_string_equal(d2.cu_name, "CUDA_ERROR_ILLEGAL_ADDRESS");
+
+    /* (test hook: a healthy process again) success does not clear the detail */
+    bc__lost_reset();
     assert_ok(bc_device_open(&cfg, &dev));
     ft_assert_last(BC_ERR_DEVICE_LOST, "cuCtxGetStreamPriorityRange", CUDA_ERROR_ILLEGAL_ADDRESS);
     bc_device_close(dev);

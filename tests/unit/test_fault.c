@@ -1,5 +1,31 @@
-/* Fault-injection sweep over the device, stream, event and memory calls
- * (the engine and what it checks: fault_sweep.h). */
+/* Fault-injection sweep, counted: every driver call of every scenario fails
+ * in turn, once (transient) and from then on (persistent), with four
+ * CUresults; then every heap allocation barecuda makes fails in turn.
+ *
+ * The scenarios (one table row each, `scenarios[]`; a new path is one row)
+ * walk the paths a user takes: open (owned, primary, no arenas, with the
+ * kernel image), driver queries, streams/events/copies/waits, two devices,
+ * GEMM plans over arena, foreign and registered operands with set_pointers
+ * and launches, graphs (capture, launch, update, destroy), the boot checks,
+ * and the bounded close. tools/fault_coverage.sh builds this test with gcov
+ * and reports how many of the library's driver call sites it reached.
+ *
+ * Driver faults, for each scenario: a clean run counts its N driver calls
+ * and records which of them happen inside release functions (close/destroy,
+ * which can only log a failure). Then for n = 1..N, each mode and result:
+ *  - call n is the same entry as in the clean run (the fault hit where aimed);
+ *  - a call outside the release functions makes the scenario fail, with the
+ *    status the CUresult maps to, and bc_last_error() names exactly that
+ *    driver call and carries the CUresult;
+ *  - a transient failure inside a release function is absorbed (BC_OK);
+ *  - whatever happened, once the scenario has cleaned up, the fake holds no
+ *    object: every create was matched by its destroy.
+ * Heap faults (the binary links with --wrap=malloc,calloc,realloc,
+ * aligned_alloc; allocations made inside the fake driver are not failed):
+ * the n-th allocation fails, once and from then on; the scenario ends in
+ * BC_OK (a fallback absorbed it) or BC_ERR_OUT_OF_HOST_MEMORY naming the
+ * allocator, and nothing leaks (the fake's objects here, the heap under the
+ * ASan build's leak check). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +34,71 @@
 #include <cmocka.h>
 
 #include "fake_test.h"
-#include "fault_sweep.h"
+#include "smoke_emu.h"
+
+#define MAX_CALLS 1024
+
+/* ------------------------------------------------------------ heap faults */
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t a, size_t b);
+void *__real_realloc(void *p, size_t n);
+void *__real_aligned_alloc(size_t al, size_t n);
+
+static int heap_armed;          /* counting barecuda's allocations */
+static uint64_t heap_count;     /* allocations counted since armed */
+static uint64_t heap_fail_at;   /* 0: none; else the allocation to fail */
+static int heap_persistent;
+static uint64_t heap_failed;    /* allocations failed */
+static uint64_t heap_fail_call; /* driver calls made before the first failed allocation */
+
+static int heap_should_fail(void)
+{
+    if (!heap_armed || fake_in_driver())
+        return 0;
+    heap_count++;
+    int hit = heap_fail_at && (heap_count == heap_fail_at || (heap_persistent && heap_count > heap_fail_at));
+    if (hit && heap_failed++ == 0)
+        heap_fail_call = fake_calls();
+    return hit;
+}
+
+void *__wrap_malloc(size_t n) { return heap_should_fail() ? NULL : __real_malloc(n); }
+void *__wrap_calloc(size_t a, size_t b) { return heap_should_fail() ? NULL : __real_calloc(a, b); }
+void *__wrap_realloc(void *p, size_t n) { return heap_should_fail() ? NULL : __real_realloc(p, n); }
+void *__wrap_aligned_alloc(size_t al, size_t n) { return heap_should_fail() ? NULL : __real_aligned_alloc(al, n); }
+
+/* ------------------------------------------------------------ recording */
+
+/* Marks the calls made inside release functions during the clean run. */
+static unsigned char in_release[MAX_CALLS + 2];
+static int recording;
+
+#define RELEASE_CALL(stmt)                                                                       \
+    do {                                                                                         \
+        uint64_t a_ = fake_calls();                                                              \
+        stmt;                                                                                    \
+        if (recording)                                                                           \
+            for (uint64_t k_ = a_ + 1; k_ <= fake_calls() && k_ <= MAX_CALLS; k_++)              \
+                in_release[k_] = 1;                                                              \
+    } while (0)
+
+/* The first failure of a scenario and its detail, taken when it happened. */
+typedef struct outcome {
+    bc_status st;
+    bc_error_detail d;
+} outcome;
+
+#define STEP(o, expr)                                                                            \
+    do {                                                                                         \
+        if ((o)->st == BC_OK) {                                                                  \
+            bc_status s_ = (expr);                                                               \
+            if (s_ != BC_OK) {                                                                   \
+                (o)->st = s_;                                                                    \
+                bc_last_error(&(o)->d);                                                          \
+            }                                                                                    \
+        }                                                                                        \
+    } while (0)
 
 /* ------------------------------------------------------------ scenarios */
 
@@ -17,7 +107,7 @@ static void open_close(outcome *o, bc_device_config cfg)
     bc_device *dev = NULL;
     STEP(o, bc_device_open(&cfg, &dev));
     if (o->st == BC_OK)
-        VOID_CALL(bc_device_close(dev));
+        RELEASE_CALL(bc_device_close(dev));
 }
 
 static void sc_open_own_arenas(outcome *o) { open_close(o, ft_config()); }
@@ -37,7 +127,7 @@ static void sc_open_primary_arenas(outcome *o)
     open_close(o, cfg);
 }
 
-/* Open with the embedded kernels loaded. */
+/* Open with the embedded kernels loaded (module load, kernel resolution). */
 static void sc_open_kernels(outcome *o)
 {
     bc_device_config cfg = ft_config();
@@ -82,9 +172,9 @@ static void sc_stream_event_mem(outcome *o)
     STEP(o, bc_memcpy_dtoh(dev, buf, d, sizeof buf));
     if (d)
         STEP(o, bc_mem_free(dev, d));
-    VOID_CALL(bc_event_destroy(e1));
-    VOID_CALL(bc_stream_destroy(s2));
-    VOID_CALL(bc_device_close(dev)); /* s and e0 are left for close */
+    RELEASE_CALL(bc_event_destroy(e1));
+    RELEASE_CALL(bc_stream_destroy(s2));
+    RELEASE_CALL(bc_device_close(dev)); /* s and e0 are left for close */
 }
 
 /* Two devices, one stream on each, closed in open order. */
@@ -108,9 +198,9 @@ static void sc_two_devices(outcome *o)
     if (s1)
         STEP(o, bc_stream_wait(s1, 1000000u));
     if (d0)
-        VOID_CALL(bc_device_close(d0));
+        RELEASE_CALL(bc_device_close(d0));
     if (d1)
-        VOID_CALL(bc_device_close(d1));
+        RELEASE_CALL(bc_device_close(d1));
 }
 
 static void two_devices_config(void)
@@ -122,63 +212,376 @@ static void two_devices_config(void)
     fake_set_devices(d, 2);
 }
 
+/* Two handles on the primary context, kernels loaded: the second's arena is
+ * memory the first must ask the driver about. */
+static void open_pair(outcome *o, bc_device **a, bc_device **b)
+{
+    bc_device_config cfg = ft_config();
+    cfg.use_primary_context = 1;
+    cfg.skip_kernel_load = 0;
+    STEP(o, bc_device_open(&cfg, a));
+    cfg.skip_kernel_load = 1;
+    STEP(o, bc_device_open(&cfg, b));
+}
+
+static bc_gemm_desc small_desc(bc_devptr a, bc_devptr b, bc_devptr d)
+{
+    bc_gemm_desc g;
+    bc_gemm_desc_default(&g);
+    g.m = g.n = g.k = 64, g.a = a, g.b = b, g.d = d;
+    return g;
+}
+
+/* GEMM plans: arena, foreign and registered operands, set_pointers, launch, wait. */
+static void sc_plan_launch(outcome *o)
+{
+    bc_device *dev = NULL, *other = NULL;
+    bc_stream *s = NULL;
+    bc_devptr a = 0, b = 0, d = 0, fd = 0;
+    bc_gemm_plan *p1 = NULL, *p2 = NULL;
+    open_pair(o, &dev, &other);
+    STEP(o, bc_stream_create(dev, 0, &s, NULL));
+    STEP(o, bc_mem_alloc(dev, 8192, &a));
+    STEP(o, bc_mem_alloc(dev, 8192, &b));
+    STEP(o, bc_mem_alloc(dev, 8192, &d));
+    STEP(o, bc_mem_alloc(other, 8192, &fd));
+    bc_gemm_desc g = small_desc(a, b, d);
+    STEP(o, bc_gemm_plan_create(dev, &g, &p1));
+    g.d = fd;
+    STEP(o, bc_gemm_plan_create(dev, &g, &p2));
+    STEP(o, bc_gemm_launch(p1, s));
+    STEP(o, bc_gemm_plan_set_pointers(p1, a, b, 0, fd, 0));
+    STEP(o, bc_mem_register(dev, fd, 8192));
+    STEP(o, bc_gemm_plan_set_pointers(p2, b, a, 0, fd, 0));
+    STEP(o, bc_gemm_launch(p2, s));
+    STEP(o, bc_stream_wait(s, 1000000000u));
+    if (fd && dev)
+        bc_mem_unregister(dev, fd); /* may never have been registered: no status kept */
+    bc_gemm_plan_destroy(p1);
+    if (other)
+        RELEASE_CALL(bc_device_close(other));
+    if (dev)
+        RELEASE_CALL(bc_device_close(dev)); /* p2 left for close */
+}
+
+/* Graphs: capture, launch, re-point + update, destroy; one left for close. */
+static void sc_graph(outcome *o)
+{
+    bc_device_config cfg = ft_config();
+    cfg.skip_kernel_load = 0;
+    bc_device *dev = NULL;
+    bc_stream *s = NULL;
+    bc_devptr a = 0, b = 0, d = 0, d2 = 0;
+    bc_gemm_plan *p = NULL;
+    bc_graph *g1 = NULL, *g2 = NULL;
+    STEP(o, bc_device_open(&cfg, &dev));
+    STEP(o, bc_stream_create(dev, 0, &s, NULL));
+    STEP(o, bc_mem_alloc(dev, 8192, &a));
+    STEP(o, bc_mem_alloc(dev, 8192, &b));
+    STEP(o, bc_mem_alloc(dev, 8192, &d));
+    STEP(o, bc_mem_alloc(dev, 8192, &d2));
+    bc_gemm_desc gd = small_desc(a, b, d);
+    STEP(o, bc_gemm_plan_create(dev, &gd, &p));
+    const bc_gemm_plan *plans[2] = {p, p};
+    STEP(o, bc_graph_create(s, plans, 2, &g1));
+    STEP(o, bc_graph_create(s, plans, 1, &g2));
+    STEP(o, bc_graph_launch(g1, s));
+    STEP(o, bc_gemm_plan_set_pointers(p, a, b, 0, d2, 0));
+    STEP(o, bc_graph_update(g1, 1, p));
+    STEP(o, bc_graph_launch(g1, s));
+    STEP(o, bc_stream_wait(s, 1000000000u));
+    RELEASE_CALL(bc_graph_destroy(g2));
+    if (dev)
+        RELEASE_CALL(bc_device_close(dev)); /* g1 and p left for close */
+}
+
+/* Captured kernel nodes keep their parameter bytes (graphs match them). */
+static void graph_config(void) { fake_set_param_size(sizeof(bc_gemm_params)); }
+
+/* Opens with the kernels and a stream; 0 when a step failed. */
+static int open_with_stream(outcome *o, bc_device **dev, bc_stream **s)
+{
+    bc_device_config cfg = ft_config();
+    cfg.skip_kernel_load = 0;
+    STEP(o, bc_device_open(&cfg, dev));
+    STEP(o, bc_stream_create(*dev, 0, s, NULL));
+    return o->st == BC_OK;
+}
+
+/* The boot checks (kernels emulated by smoke_emu.h). */
+static void sc_selftests(outcome *o)
+{
+    bc_device *dev = NULL;
+    bc_stream *s = NULL;
+    open_with_stream(o, &dev, &s);
+    STEP(o, bc_selftest_smoke(dev, s, NULL));
+    STEP(o, bc_selftest_gemm(dev, s, NULL));
+    STEP(o, bc_selftest_empty_launch(s));
+    if (dev)
+        RELEASE_CALL(bc_device_close(dev));
+}
+
+static void selftest_config(void) { smoke_emu_install(-1); }
+
+/* The bounded close of a device with work: with its helper thread
+ * (cuCtxSynchronize), or, when barecuda cannot allocate from then on
+ * (`no_heap`), polling the streams it knows. */
+static void close_timeout(outcome *o, int no_heap)
+{
+    bc_device *dev = NULL;
+    bc_stream *s = NULL;
+    open_with_stream(o, &dev, &s);
+    STEP(o, bc_selftest_empty_launch(s));
+    const int armed = heap_armed, persistent = heap_persistent;
+    const uint64_t at = heap_fail_at;
+    if (no_heap)
+        heap_armed = 1, heap_fail_at = heap_count + 1, heap_persistent = 1;
+    if (dev)
+        RELEASE_CALL((void)bc_device_close_timeout(dev, 2000000000u));
+    heap_armed = armed, heap_fail_at = at, heap_persistent = persistent;
+}
+
+static void sc_close_timeout(outcome *o) { close_timeout(o, 0); }
+static void sc_close_timeout_no_heap(outcome *o) { close_timeout(o, 1); }
+
+typedef void (*scenario_fn)(outcome *o);
+
+typedef struct scenario {
+    const char *path; /* the user's path it walks */
+    const char *name;
+    scenario_fn fn;
+    void (*config)(void);
+} scenario;
+
+/* One row per path; the module-load path joins here when modules land. */
+static const scenario scenarios[] = {
+    {"open", "open own+arenas", sc_open_own_arenas, NULL},
+    {"open", "open own, no arenas", sc_open_own_no_arenas, NULL},
+    {"open", "open primary+arenas", sc_open_primary_arenas, NULL},
+    {"open", "open with kernels", sc_open_kernels, NULL},
+    {"open", "driver queries", sc_driver_queries, NULL},
+    {"wait", "stream/event/mem", sc_stream_event_mem, NULL},
+    {"open", "two devices", sc_two_devices, two_devices_config},
+    {"plan", "plan/launch/operands", sc_plan_launch, NULL},
+    {"graph", "graph", sc_graph, graph_config},
+    {"launch", "boot checks", sc_selftests, selftest_config},
+    {"close", "bounded close", sc_close_timeout, NULL},
+    {"close", "bounded close, no heap", sc_close_timeout_no_heap, NULL},
+};
+#define SCENARIOS (sizeof scenarios / sizeof scenarios[0])
+
 /* ------------------------------------------------------------ the sweep */
+
+static const CUresult codes[] = {CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_INVALID_VALUE,
+                                 CUDA_ERROR_UNKNOWN};
+#define CODES (sizeof codes / sizeof codes[0])
 
 /* The status a failing call of `e` returning `r` must produce. */
 static int status_matches(fake_entry e, CUresult r, bc_status st)
 {
-    int loader = loader_status_matches(e, st);
-    if (loader >= 0)
-        return loader;
-    if (!is_sticky(r) && (e == FAKE_E_cuModuleLoadDataEx || e == FAKE_E_cuModuleGetFunction ||
-                          e == FAKE_E_cuFuncSetAttribute || e == FAKE_E_cuFuncGetAttribute))
+    if (e == FAKE_E_cuDriverGetVersion) /* at load: too old; later: a failed call */
+        return st == BC_ERR_DRIVER_TOO_OLD || st == BC_ERR_DRIVER || st == BC_ERR_DEVICE_LOST;
+    if (e == FAKE_E_cuInit) /* mapped by the driver loader itself */
+        return st == BC_ERR_DRIVER;
+    if (bc__cu_is_sticky(r))
+        return st == BC_ERR_DEVICE_LOST;
+    if (e == FAKE_E_cuModuleLoadDataEx || e == FAKE_E_cuModuleGetFunction || e == FAKE_E_cuFuncSetAttribute ||
+        e == FAKE_E_cuFuncGetAttribute)
         return st == BC_ERR_MODULE_LOAD || st == BC_ERR_MISSING_KERNEL || st == BC_ERR_DRIVER;
-    return st == (is_sticky(r) ? BC_ERR_DEVICE_LOST : BC_ERR_DRIVER);
+    if (e == FAKE_E_cuPointerGetAttributes && r == CUDA_ERROR_INVALID_VALUE)
+        return st == BC_ERR_WRONG_DEVICE; /* the driver cannot describe the operand */
+    return st == BC_ERR_DRIVER;
 }
 
-static void test_sweep_open_own_arenas(void **state)
+typedef struct sweep_stats {
+    unsigned runs, failing, absorbed, heap_runs, heap_failing, heap_absorbed, unwinding;
+    uint64_t calls;
+} sweep_stats;
+
+static sweep_stats total;
+
+static void run_once(const scenario *sc, outcome *o)
 {
-    sweep("open own+arenas", sc_open_own_arenas, NULL, status_matches);
+    fake_install();
+    if (sc->config)
+        sc->config();
+    memset(o, 0, sizeof *o);
+    sc->fn(o);
 }
 
-static void test_sweep_open_own_no_arenas(void **state)
+static void sweep_driver(const scenario *sc)
 {
-    sweep("open own, no arenas", sc_open_own_no_arenas, NULL, status_matches);
+    /* clean run */
+    memset(in_release, 0, sizeof in_release);
+    recording = 1;
+    outcome clean;
+    run_once(sc, &clean);
+    recording = 0;
+    if (clean.st != BC_OK)
+        fail_msg("%s: clean run failed: %s [%s] %s", sc->name, bc_status_string(clean.st), clean.d.call,
+                 clean.d.message);
+    uint64_t n_calls = fake_calls();
+    assert_true(n_calls > 0 && n_calls <= MAX_CALLS);
+    static int entry_at[MAX_CALLS + 1];
+    for (uint64_t k = 1; k <= n_calls; k++)
+        entry_at[k] = fake_call_entry(k);
+    if (fake_live_objects() != 0)
+        fail_msg("%s: clean run leaks %s", sc->name, fake_live_string());
+    total.calls += n_calls;
+
+    for (uint64_t n = 1; n <= n_calls; n++) {
+        fake_entry e = (fake_entry)entry_at[n];
+        for (int persistent = 0; persistent <= 1; persistent++) {
+            for (size_t c = 0; c < CODES; c++) {
+                CUresult r = codes[c];
+                outcome o;
+                fake_install();
+                if (sc->config)
+                    sc->config();
+                fake_fail_call(n, r, persistent);
+                memset(&o, 0, sizeof o);
+                sc->fn(&o);
+                fake_fail_clear();
+                total.runs++;
+                const char *mode = persistent ? "persistent" : "transient";
+                if (fake_failed_entry() != (int)e)
+                    fail_msg("%s: call %llu should be %s, the fault hit %s", sc->name, (unsigned long long)n,
+                             fake_entry_name(e),
+                             fake_failed_entry() < 0 ? "nothing" : fake_entry_name((fake_entry)fake_failed_entry()));
+                if (fake_live_objects() != 0)
+                    fail_msg("%s: %s failure of %s at call %llu leaks %s", sc->name, mode, fake_entry_name(e),
+                             (unsigned long long)n, fake_live_string());
+                if (in_release[n]) {
+                    /* a failure only a release function saw: absorbed when transient */
+                    if (!persistent && o.st != BC_OK)
+                        fail_msg("%s: transient %s at call %llu inside a release function gave %s", sc->name,
+                                 fake_entry_name(e), (unsigned long long)n, bc_status_string(o.st));
+                    if (o.st == BC_OK) {
+                        total.absorbed++;
+                        continue;
+                    }
+                    /* persistent: a later call failed; it must still be a driver call */
+                    total.failing++;
+                    if (strncmp(o.d.call, "cu", 2) != 0 || o.d.cu_result != (int)r)
+                        fail_msg("%s: persistent from call %llu: detail names '%s' (CUresult %d)", sc->name,
+                                 (unsigned long long)n, o.d.call, o.d.cu_result);
+                    continue;
+                }
+                total.failing++;
+                if (o.st == BC_OK)
+                    fail_msg("%s: %s %s failing at call %llu went unnoticed", sc->name, mode, fake_entry_name(e),
+                             (unsigned long long)n);
+                if (!status_matches(e, r, o.st))
+                    fail_msg("%s: %s %s -> %d at call %llu gave %s", sc->name, mode, fake_entry_name(e), (int)r,
+                             (unsigned long long)n, bc_status_string(o.st));
+                if (o.d.status != o.st || strcmp(o.d.call, fake_entry_name(e)) != 0 || o.d.cu_result != (int)r)
+                    fail_msg("%s: %s %s -> %d at call %llu: detail says %s [%s] CUresult %d (%s)", sc->name, mode,
+                             fake_entry_name(e), (int)r, (unsigned long long)n, bc_status_string(o.d.status),
+                             o.d.call, o.d.cu_result, o.d.message);
+            }
+        }
+    }
+    print_message("%-22s %-6s %3llu driver calls x 2 modes x %zu results\n", sc->name, sc->path,
+                  (unsigned long long)n_calls, CODES);
 }
 
-static void test_sweep_open_primary(void **state)
+static int is_allocator(const char *call)
 {
-    sweep("open primary+arenas", sc_open_primary_arenas, NULL, status_matches);
+    return !strcmp(call, "malloc") || !strcmp(call, "calloc") || !strcmp(call, "realloc") ||
+           !strcmp(call, "aligned_alloc");
 }
 
-static void test_sweep_kernels(void **state)
+/* Runs the scenario with allocation n failing (once or from then on) and,
+ * when cu_at > 0, driver call cu_at failing with r as well. */
+static void run_heap_fault(const scenario *sc, uint64_t n, int persistent, uint64_t cu_at, CUresult r,
+                           int cu_persistent, outcome *o)
 {
-    sweep("open with kernels", sc_open_kernels, NULL, status_matches);
+    fake_install();
+    if (sc->config)
+        sc->config();
+    if (cu_at)
+        fake_fail_call(cu_at, r, cu_persistent);
+    heap_armed = 1, heap_count = 0, heap_fail_at = n, heap_persistent = persistent, heap_failed = 0;
+    memset(o, 0, sizeof *o);
+    sc->fn(o);
+    heap_armed = 0;
+    fake_fail_clear();
 }
 
-static void test_sweep_driver_queries(void **state)
+static void expect_heap_outcome(const scenario *sc, uint64_t n, const outcome *o, const char *also)
 {
-    sweep("driver queries", sc_driver_queries, NULL, status_matches);
+    if (fake_live_objects() != 0)
+        fail_msg("%s: failing allocation %llu%s leaks %s", sc->name, (unsigned long long)n, also, fake_live_string());
+    if (o->st != BC_OK && (o->st != BC_ERR_OUT_OF_HOST_MEMORY || o->d.status != o->st || !is_allocator(o->d.call)))
+        fail_msg("%s: failing allocation %llu%s gave %s [%s] %s", sc->name, (unsigned long long)n, also,
+                 bc_status_string(o->st), o->d.call, o->d.message);
 }
 
-static void test_sweep_stream_event_mem(void **state)
+/* Every allocation fails in turn; the driver calls that unwind after it
+ * (cleanup only) then fail in turn too, and must leave the status and
+ * bc_last_error() naming the allocation. */
+static void sweep_heap(const scenario *sc)
 {
-    sweep("stream/event/mem", sc_stream_event_mem, NULL, status_matches);
+    outcome o;
+    heap_armed = 1, heap_count = 0, heap_fail_at = 0;
+    run_once(sc, &o);
+    heap_armed = 0;
+    const uint64_t n_allocs = heap_count;
+    assert_int_equal(o.st, BC_OK);
+    unsigned unwinding = 0;
+    for (uint64_t n = 1; n <= n_allocs; n++)
+        for (int persistent = 0; persistent <= 1; persistent++) {
+            run_heap_fault(sc, n, persistent, 0, CUDA_SUCCESS, 0, &o);
+            total.heap_runs++;
+            if (heap_failed == 0)
+                fail_msg("%s: allocation %llu was not made", sc->name, (unsigned long long)n);
+            expect_heap_outcome(sc, n, &o, persistent ? " (persistent)" : "");
+            if (o.st == BC_OK) {
+                total.heap_absorbed++;
+                continue;
+            }
+            total.heap_failing++;
+            const uint64_t first = heap_fail_call, calls = fake_calls();
+            for (uint64_t k = first + 1; k <= calls; k++) /* the unwinding's driver calls */
+                for (int cp = 0; cp <= 1; cp++)
+                    for (size_t c = 0; c < CODES; c++) {
+                        run_heap_fault(sc, n, persistent, k, codes[c], cp, &o);
+                        total.unwinding++, unwinding++;
+                        expect_heap_outcome(sc, n, &o, " and a driver fault while unwinding");
+                        if (o.st == BC_OK)
+                            fail_msg("%s: failing allocation %llu went unnoticed", sc->name, (unsigned long long)n);
+                    }
+        }
+    print_message("%-22s %-6s %3llu allocations x 2 modes, %u unwinding driver faults\n", sc->name, sc->path,
+                  (unsigned long long)n_allocs, unwinding);
 }
 
-static void test_sweep_two_devices(void **state)
+/* Every driver call this makes fails in some run: the calls of a clean run
+ * in sweep_driver (transient and from then on, so the unwinding after a
+ * driver failure fails too), the calls made while unwinding after a failed
+ * allocation in sweep_heap. So a call site tools/fault_coverage.sh counts as
+ * reached is a site whose failure was injected. */
+static void run_scenario(void **state)
 {
-    sweep("two devices", sc_two_devices, two_devices_config, status_matches);
+    const scenario *sc = *state;
+    sweep_driver(sc);
+    sweep_heap(sc);
 }
 
+static int report(void **state)
+{
+    print_message("fault-injection sweep: %llu driver calls in %zu scenarios, %zu results; %u runs, %u failed as "
+                  "required, %u absorbed by release functions; heap: %u runs, %u failed as required, %u absorbed "
+                  "by fallbacks, %u more with a driver fault while unwinding\n",
+                  (unsigned long long)total.calls, SCENARIOS, CODES, total.runs, total.failing, total.absorbed,
+                  total.heap_runs, total.heap_failing, total.heap_absorbed, total.unwinding);
+    return 0;
+}
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        ft_test(test_sweep_open_own_arenas),   ft_test(test_sweep_open_own_no_arenas),
-        ft_test(test_sweep_open_primary),      ft_test(test_sweep_driver_queries),
-        ft_test(test_sweep_kernels),
-        ft_test(test_sweep_stream_event_mem),  ft_test(test_sweep_two_devices),
-    };
-    return cmocka_run_group_tests_name("fault", tests, NULL, sweep_report);
+    struct CMUnitTest tests[SCENARIOS];
+    for (size_t i = 0; i < SCENARIOS; i++)
+        tests[i] = (struct CMUnitTest){scenarios[i].name, run_scenario, ft_setup, ft_teardown, (void *)&scenarios[i]};
+    return _cmocka_run_group_tests("fault", tests, SCENARIOS, NULL, report);
 }

@@ -26,13 +26,16 @@ static void env_open(env *e, int with_kernels)
     memset(e, 0, sizeof *e);
     bc_device_config cfg = ft_config();
     cfg.skip_kernel_load = !with_kernels;
-    cfg.device_arena_bytes = 64u << 20;
+    /* every operand block holds the largest shape used here (8192 x 8192,
+     * f32 D): plan creation checks each extent against its block (the fake's
+     * memory is host memory that is never touched here) */
+    cfg.device_arena_bytes = 1100u << 20;
     assert_ok(bc_device_open(&cfg, &e->dev));
     assert_ok(bc_stream_create(e->dev, 0, &e->s, NULL));
-    assert_ok(bc_mem_alloc(e->dev, 8u << 20, &e->a));
-    assert_ok(bc_mem_alloc(e->dev, 8u << 20, &e->b));
-    assert_ok(bc_mem_alloc(e->dev, 8u << 20, &e->c));
-    assert_ok(bc_mem_alloc(e->dev, 8u << 20, &e->d));
+    assert_ok(bc_mem_alloc(e->dev, 256u << 20, &e->a));
+    assert_ok(bc_mem_alloc(e->dev, 256u << 20, &e->b));
+    assert_ok(bc_mem_alloc(e->dev, 256u << 20, &e->c));
+    assert_ok(bc_mem_alloc(e->dev, 256u << 20, &e->d));
     assert_ok(bc_mem_alloc(e->dev, 64u << 10, &e->bias));
     fake_set_param_size(sizeof(bc_gemm_params));
 }

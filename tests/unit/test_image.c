@@ -204,14 +204,15 @@ static void test_missing_kernel(void **state)
     fake_live(&lc);
     assert_int_equal(lc.modules, 0); /* unloaded on the way out */
 
-    /* both ALL kernels present: loads, and nothing else is asked for */
-    static const char both[] = "\0bc_smoke_checksum\0bc_test_spin";
+    /* every ALL kernel present: loads, and nothing else is asked for */
+    static const char both[] = "\0bc_smoke_checksum\0bc_test_spin\0bc_test_fault";
     len = tiny_fatbin(buf, both, sizeof both);
     bc__image_timing t;
     assert_ok(bc__image_load_from(dev, &img, buf, len, bc__xxh64(buf, len, 0), &t));
     assert_string_equal(img.arch, "sm_75a");
     assert_non_null(img.fn[BC_K_SMOKE]);
     assert_non_null(img.fn[BC_K_SPIN]);
+    assert_non_null(img.fn[BC_K_FAULT]);
     assert_int_equal(fake_entry_calls(FAKE_E_cuFuncSetAttribute), 0);
     bc__image_unload(&img);
     assert_null(img.mod);

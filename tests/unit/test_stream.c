@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "fake_test.h"
+#include "internal.h"
 
 static bc_device *open_dev(bc_sched_policy sched)
 {
@@ -173,9 +174,28 @@ static void test_wait_errors(void **state)
     fake_fail_entry(FAKE_E_cuStreamQuery, 1, CUDA_ERROR_ILLEGAL_ADDRESS, 0);
     assert_status(bc_stream_wait(s, 1000000u), BC_ERR_DEVICE_LOST);
     ft_assert_last(BC_ERR_DEVICE_LOST, "cuStreamQuery", CUDA_ERROR_ILLEGAL_ADDRESS);
+    /* lost: every later call that would start or wait for work fails at
+     * once, without the driver, even with nothing armed */
+    fake_fail_clear();
+    uint64_t calls = fake_calls();
+    assert_status(bc_stream_wait(s, BC_WAIT_FOREVER), BC_ERR_DEVICE_LOST);
+    assert_status(bc_stream_query(s), BC_ERR_DEVICE_LOST);
+    bc_stream *s2 = NULL;
+    bc_devptr p = 0;
+    unsigned char buf[16] = {0};
+    assert_status(bc_stream_create(dev, 0, &s2, NULL), BC_ERR_DEVICE_LOST);
+    assert_status(bc_mem_alloc(dev, 256, &p), BC_ERR_DEVICE_LOST);
+    assert_status(bc_memcpy_htod_async(s, 0x1000, buf, sizeof buf), BC_ERR_DEVICE_LOST);
+    assert_int_equal(fake_calls(), calls);
+    ft_assert_last(BC_ERR_DEVICE_LOST, "cuStreamQuery", CUDA_ERROR_ILLEGAL_ADDRESS);
+    bc__lost_reset(); /* test hook */
+    dev->lost = 0;
     fake_set_busy(5);
     fake_fail_entry(FAKE_E_cuStreamQuery, 3, CUDA_ERROR_LAUNCH_FAILED, 0);
     assert_status(bc_stream_wait(s, BC_WAIT_FOREVER), BC_ERR_DEVICE_LOST);
+    assert_int_equal(dev->lost, 1);
+    bc__lost_reset();
+    dev->lost = 0;
     fake_fail_entry(FAKE_E_cuStreamQuery, 1, CUDA_ERROR_INVALID_HANDLE, 0);
     assert_status(bc_stream_query(s), BC_ERR_DRIVER);
     ft_assert_last(BC_ERR_DRIVER, "cuStreamQuery", CUDA_ERROR_INVALID_HANDLE);

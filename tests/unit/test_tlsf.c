@@ -527,6 +527,29 @@ static uint64_t guaranteed_fit(uint64_t bytes)
     return (u + u / 32) * A;
 }
 
+/* bc__tlsf_find on `probe` agrees with the model: inside a live interval it
+ * names that interval, elsewhere in the range it reports free space. */
+static void expect_find(const bc__tlsf *pool, const model *m, uint64_t probe)
+{
+    bc__tlsf_block b = {SENTINEL, SENTINEL, -1};
+    if (!(probe >= m->base && probe < m->base + m->arena)) {
+        assert_int_equal(bc__tlsf_find(pool, probe, &b), 0);
+        return;
+    }
+    assert_int_equal(bc__tlsf_find(pool, probe, &b), 1);
+    uint32_t i = model_lower(m, probe + 1); /* first interval starting after probe */
+    if (i > 0 && probe < m->addr[i - 1] + m->size[i - 1]) {
+        assert_int_equal(b.live, 1);
+        assert_int_equal(b.addr, m->addr[i - 1]);
+        assert_int_equal(b.size, m->size[i - 1]);
+    } else {
+        assert_int_equal(b.live, 0);
+        assert_int_equal(b.size, 0);
+        assert_true(b.addr <= probe);
+        assert_true(i == 0 || b.addr >= m->addr[i - 1] + m->size[i - 1]); /* the gap's start */
+    }
+}
+
 static void run_storm(void **state)
 {
     const storm_cfg *c = *state;
@@ -536,12 +559,22 @@ static void run_storm(void **state)
     model m;
     model_init(&m, FAKE_BASE, arena, c->max_live);
     uint64_t rng = c->seed;
-    uint32_t n_alloc = 0, n_free = 0, n_exhausted = 0, n_too_many = 0, n_bad_free = 0;
+    uint32_t n_alloc = 0, n_free = 0, n_exhausted = 0, n_too_many = 0, n_bad_free = 0, n_find = 0;
 
     for (uint32_t step = 0; step < c->steps; step++) {
         /* alternate alloc-heavy and free-heavy phases to reach both limits */
         uint64_t r = rng_next(&rng) % 100;
         int alloc_pct = (step / 4096) % 2 ? 75 : 35;
+        if (r >= 97) { /* the block holding an address: live starts, interiors, gaps, outside */
+            uint64_t probe = FAKE_BASE - A + rng_next(&rng) % (arena + 2 * A);
+            if (m.count && rng_next(&rng) % 2) {
+                uint32_t k = (uint32_t)(rng_next(&rng) % m.count);
+                probe = m.addr[k] + rng_next(&rng) % (m.size[k] + A);
+            }
+            expect_find(pool, &m, probe);
+            n_find++;
+            continue;
+        }
         if (r < 2) {
             /* free of an arbitrary address: the model decides the outcome */
             uint64_t probe;
@@ -609,10 +642,61 @@ static void run_storm(void **state)
     /* the storm must actually have exercised every path */
     assert_true(n_alloc > c->steps / 4);
     assert_true(n_bad_free > 0);
+    assert_true(n_find > c->steps / 50);
     if (c->expect_exhausted)
         assert_true(n_exhausted > 0);
     if (c->expect_too_many)
         assert_true(n_too_many > 0);
+    model_fini(&m);
+    bc__tlsf_destroy(pool);
+}
+
+/* Any capacity, power of two or not: the address table is at most half
+ * full. Filled to a non-power-of-two capacity of 131071 blocks, frees of
+ * interior pointers are refused and the block holding every address is
+ * found; the pool's invariants hold throughout. */
+static void test_any_capacity(void **state)
+{
+    static const uint32_t caps[] = {1, 2, 3, 5, 63, 64, 65, 1000, 4095, 4096, 4097, 100000, 131071, 131072};
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+        bc__tlsf *pool = make_pool(FAKE_BASE, 64 * MiB, caps[i]);
+        uint32_t slots = bc__tlsf_table_slots(pool);
+        assert_true(slots >= 2ull * caps[i]);
+        assert_true(slots < 4ull * caps[i] || slots == 2);
+        assert_int_equal(slots & (slots - 1), 0);
+        bc__tlsf_destroy(pool);
+    }
+    const uint32_t cap = 131071;
+    bc__tlsf *pool = make_pool(FAKE_BASE, (uint64_t)cap * 2 * A, cap);
+    model m;
+    model_init(&m, FAKE_BASE, (uint64_t)cap * 2 * A, cap);
+    uint64_t rng = 7;
+    for (uint32_t i = 0; i < cap; i++) { /* one unit each (model_verify once, at the end: O(n)) */
+        uint64_t bytes = 1 + rng_next(&rng) % A, a = SENTINEL;
+        assert_int_equal(bc__tlsf_alloc(pool, bytes, &a), BC_OK);
+        model_add(&m, a, round_a(bytes));
+    }
+    model_verify(&m, pool);
+    expect_alloc_error(pool, 1, BC_ERR_TOO_MANY_BLOCKS);
+    uint32_t kept = 0; /* free every third block; compact the model in one pass */
+    for (uint32_t i = 0; i < cap; i++) {
+        if (i % 3 == 0) {
+            assert_int_equal(bc__tlsf_free(pool, m.addr[i]), BC_OK);
+            m.in_use -= m.size[i];
+            continue;
+        }
+        m.addr[kept] = m.addr[i], m.size[kept] = m.size[i], kept++;
+    }
+    m.count = kept;
+    check_ok(pool);
+    model_verify(&m, pool);
+    for (uint32_t i = 0; i < 20000; i++) { /* (expect_free_error's full check is O(n): once below) */
+        uint64_t live = m.addr[rng_next(&rng) % m.count];
+        assert_int_equal(bc__tlsf_free(pool, live + 1 + rng_next(&rng) % (A - 1)), BC_ERR_DOUBLE_FREE);
+        expect_find(pool, &m, FAKE_BASE + rng_next(&rng) % m.arena);
+        expect_find(pool, &m, live + rng_next(&rng) % A);
+    }
+    check_ok(pool);
     model_fini(&m);
     bc__tlsf_destroy(pool);
 }
@@ -637,6 +721,7 @@ int main(void)
         cmocka_unit_test(test_errors_change_nothing),
         cmocka_unit_test(test_stats_by_hand),
         cmocka_unit_test(test_small_tables),
+        cmocka_unit_test(test_any_capacity),
         {"storm_64MiB_256_live", run_storm, NULL, NULL, &storm1},
         {"storm_64MiB_odd_size_1000_live", run_storm, NULL, NULL, &storm2},
         {"storm_8MiB_64_live", run_storm, NULL, NULL, &storm3},

@@ -16,13 +16,18 @@ enum {
     BC_EXIT_IMAGE = 20,         /* embedded fatbin corrupt or digest mismatch */
     BC_EXIT_ARCH = 21,          /* no kernel image for this GPU */
     BC_EXIT_LOAD = 22,          /* the driver refused the image, or a kernel is missing */
-    BC_EXIT_LAUNCH = 30,        /* a launch failed or the device faulted */
+    BC_EXIT_LAUNCH = 30,        /* a launch failed */
     BC_EXIT_VERIFY = 31,        /* a known-answer or reference check computed wrong results */
-    BC_EXIT_TIMEOUT = 32,       /* the GPU did not finish within the wait bound */
+    BC_EXIT_TIMEOUT = 32,       /* the GPU did not finish within the wait bound: restart the process */
+    BC_EXIT_DEVICE_LOST = 33,   /* the GPU faulted (sticky error): lost to the process, restart it */
 };
 
 /* Maps a failing status to its exit code. */
 int bc_cli_exit_code(bc_status st);
+
+/* For a status after which only a process restart recovers
+ * (BC_ERR_DEVICE_LOST, BC_ERR_TIMEOUT), the advice to print; else NULL. */
+const char *bc_cli_recovery(bc_status st);
 
 /* Prints "barecuda <cmd>: <status string>: <detail>" to stderr. */
 void bc_cli_report(const char *cmd, bc_status st);

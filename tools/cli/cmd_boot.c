@@ -17,7 +17,8 @@
 #include "cli.h"
 
 #define MAX_PHASES 24
-#define BUDGET_AFTER_CONTEXT_US 5000.0 /* the budget on H100 */
+#define BUDGET_AFTER_CONTEXT_US 5000.0 /* the boot budget on an H100 */
+#define CLOSE_TIMEOUT_NS 1000000000ull /* after a hang, close gives up (bc_device_close_timeout) */
 
 typedef struct phase {
     const char *key;   /* JSON key */
@@ -251,6 +252,8 @@ static void print_text(const boot_run *r, const bc_device_info *info, int have_i
     bc_last_error(&d);
     printf("  FAILED at %s: %s%s%s\n", r->failed ? r->failed : "?", bc_status_string(st),
            d.status == st && d.message[0] ? ": " : "", d.status == st ? d.message : "");
+    if (bc_cli_recovery(st))
+        printf("  recovery: %s\n", bc_cli_recovery(st));
     printf("verdict: FAIL (exit %d)\n", rc);
 }
 
@@ -269,6 +272,10 @@ static void print_json(const boot_run *r, const bc_device_info *info, int have_i
         printf("null");
     printf(",\"message\":");
     json_str(st && d.status == st ? d.message : "");
+    if (bc_cli_recovery(st)) {
+        printf(",\"recovery\":");
+        json_str(bc_cli_recovery(st));
+    }
     if (have_info) {
         printf(",\"device\":{\"ordinal\":%d,\"name\":", info->ordinal);
         json_str(info->name);
@@ -303,7 +310,8 @@ static void usage(FILE *f)
                "Opens the device, checks and loads the kernel image, runs the known-answer checks,\n"
                "prints each phase's time and a verdict. --module also loads the user's fatbin or cubin\n"
                "FILE (XXH64 --digest checked when given) and resolves the --kernels named.\n"
-               "Exit codes: see README.md (\"Exit codes\"); a module that cannot be read exits 20.\n");
+               "Exit codes: see README.md (\"Exit codes\"); a module that cannot be read exits 20;\n"
+               "33 (the GPU faulted) and 32 (it hung) mean only a process restart recovers it.\n");
 }
 
 /* Maps a failure to the exit code; driver errors during the checks are launch failures. */
@@ -441,7 +449,9 @@ int bc_cmd_boot(int argc, char **argv)
         print_text(&r, &info, have_info, &um, st, rc, exec_us, tick_us, main_us);
     if (st && json)
         bc_cli_report("boot", st); /* text mode printed it on stdout */
-    bc_device_close(dev);
+    /* bounded: after a hang a plain close would wait for the kernel for ever */
+    if (dev != NULL)
+        bc_device_close_timeout(dev, CLOSE_TIMEOUT_NS);
     free(um.names_buf);
     return rc;
 }

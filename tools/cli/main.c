@@ -48,7 +48,7 @@ int bc_cli_exit_code(bc_status st)
     case BC_ERR_MISSING_KERNEL:
         return BC_EXIT_LOAD;
     case BC_ERR_DEVICE_LOST:
-        return BC_EXIT_LAUNCH;
+        return BC_EXIT_DEVICE_LOST;
     case BC_ERR_VERIFY_FAILED:
         return BC_EXIT_VERIFY;
     case BC_ERR_TIMEOUT:
@@ -56,6 +56,20 @@ int bc_cli_exit_code(bc_status st)
     default:
         return BC_EXIT_ERROR;
     }
+}
+
+const char *bc_cli_recovery(bc_status st)
+{
+    if (st == BC_ERR_DEVICE_LOST)
+        return "the GPU is lost to this process: CUDA cannot recover from a sticky fault without a process "
+               "restart. Run GPU work in a worker process under a supervisor that restarts it when it exits "
+               "with 33 (device lost) or 32 (hang).";
+    if (st == BC_ERR_TIMEOUT)
+        return "the GPU did not finish: work that never ends cannot be abandoned (closing waits for it), so "
+               "the device was left running and only a process restart returns it to a known state. Run GPU "
+               "work in a worker process under a supervisor that restarts it when it exits with 32 (hang) or "
+               "33 (device lost).";
+    return NULL;
 }
 
 void bc_cli_report(const char *cmd, bc_status st)
@@ -66,6 +80,8 @@ void bc_cli_report(const char *cmd, bc_status st)
         fprintf(stderr, "barecuda %s: %s: %s\n", cmd, bc_status_string(st), d.message);
     else
         fprintf(stderr, "barecuda %s: %s\n", cmd, bc_status_string(st));
+    if (bc_cli_recovery(st))
+        fprintf(stderr, "barecuda %s: %s\n", cmd, bc_cli_recovery(st));
 }
 
 int main(int argc, char **argv)

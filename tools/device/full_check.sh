@@ -19,6 +19,11 @@ if [ "${SANITIZE:-0}" != only ]; then
   timeout 400 build/bin/test_gpu_gemm > "$L/gpu_gemm.txt" 2>&1; echo "test_gpu_gemm rc=$?: $(summary "$L/gpu_gemm.txt")"
   grep -E "seed|FAIL|Failure" "$L/gpu_gemm.txt" | head -5
   timeout 400 build/bin/test_gpu_determinism > "$L/gpu_determinism.txt" 2>&1; echo "test_gpu_determinism rc=$?: $(summary "$L/gpu_determinism.txt")"
+  # faults and hangs (each scenario in a child process: its table is the README's recovery table)
+  timeout 500 build/bin/test_gpu_faults > "$L/gpu_faults.txt" 2>&1; echo "test_gpu_faults rc=$?: $(summary "$L/gpu_faults.txt")"
+  grep -E '^  [a-z_]+ +\|' "$L/gpu_faults.txt"
+  timeout 200 build/bin/test_gpu_operands > "$L/gpu_operands.txt" 2>&1; echo "test_gpu_operands rc=$?: $(summary "$L/gpu_operands.txt")"
+  grep -E 'check cost|->' "$L/gpu_operands.txt"
   grep -E "split_k|identical" "$L/gpu_determinism.txt"
   for c in sm90a sm100a; do cuobjdump -sass build/kernels/$c.cubin > "$L/$c.sass" 2>&1; done
   echo "sm90a SASS: HGMMA $(grep -c HGMMA "$L/sm90a.sass"), UTMALDG $(grep -c UTMALDG "$L/sm90a.sass"), UTMASTG $(grep -c UTMASTG "$L/sm90a.sass"), LDL/STL $(grep -cE '\b(LDL|STL)(\.|\s)' "$L/sm90a.sass")"
@@ -28,7 +33,7 @@ if [ "${SANITIZE:-0}" != 0 ]; then
   # synccheck tracks too few mbarriers by default for these kernels (it overflows and aborts them
   # at 64 or 512; 4096 works)
   for tool in ${TOOLS:-memcheck racecheck synccheck}; do
-    for t in test_gpu_gemm test_gpu_runtime; do
+    for t in test_gpu_gemm test_gpu_runtime test_gpu_operands; do
       BC_TEST_QUICK=1 timeout 400 compute-sanitizer --tool $tool --num-cuda-barriers 4096 --error-exitcode 99 build/bin/$t > "$L/san_${tool}_$t.txt" 2>&1
       echo "compute-sanitizer --tool $tool $t rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$L/san_${tool}_$t.txt" | tail -1) $(summary "$L/san_${tool}_$t.txt")"
     done

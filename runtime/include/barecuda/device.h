@@ -67,11 +67,38 @@ bc_status bc_device_config_default(bc_device_config *out_cfg);
 bc_status bc_device_open(const bc_device_config *cfg, bc_device **out_dev);
 
 /* Contract: destroys everything created from `dev` that is still alive
- * (graphs, plans, events, streams, in that order), frees the arenas, unloads
- * the kernels, releases the context and drops the driver reference. Waits for
- * nothing: work still queued on the device is abandoned together with its
- * context. NULL is a no-op. */
+ * (graphs, plans, events, streams, in that order), unloads the kernels,
+ * frees the arenas, releases the context and drops the driver reference.
+ * Closing does NOT abandon running work: the driver makes freeing device
+ * memory and destroying the context wait until every kernel of the context
+ * has finished (measured on an H100: a 6 s kernel held cuMemFree for 6 s).
+ * So a kernel that never finishes makes this call block for ever; use
+ * bc_device_close_timeout when that must not happen. On a lost device
+ * (BC_ERR_DEVICE_LOST) it returns at once: the driver refuses the waits.
+ * Leaves bc_last_error() alone. NULL is a no-op. */
 void bc_device_close(bc_device *dev);
+
+/* Contract: bc_device_close with a bound. First waits, polling without
+ * blocking, until every stream barecuda knows on `dev` (those made by
+ * bc_stream_create or wrapped by bc_stream_wrap, and its own copy stream)
+ * is idle, for at most `timeout_ns` nanoseconds (CLOCK_MONOTONIC); then:
+ * - all idle: closes as bc_device_close and returns BC_OK;
+ * - the device was, or turned out, lost: closes (nothing waits on a lost
+ *   device) and returns BC_ERR_DEVICE_LOST;
+ * - still busy at the deadline: returns BC_ERR_TIMEOUT without blocking.
+ *   The device is marked hung and abandoned: barecuda frees its own host
+ *   memory (plans, stream and event objects, pool tables) and leaves every
+ *   driver object (context, arenas, module, streams, events, graphs) to the
+ *   driver, which reclaims them when the process ends; the running kernels
+ *   go on. The driver stays loaded. Opening another device afterwards may
+ *   work, sharing the GPU with the abandoned kernels; the only recovery that
+ *   returns the GPU to a known state is ending the process (README, "After
+ *   a fault or a hang").
+ * In every case `dev` is invalid afterwards, as are the objects made from
+ * it. Work queued on streams barecuda does not know of (the legacy stream,
+ * streams the caller created in the context) is not waited for here, and
+ * closing waits for it as the driver does. NULL returns BC_OK. */
+bc_status bc_device_close_timeout(bc_device *dev, uint64_t timeout_ns);
 
 /* Contract: makes dev's context current on the calling thread. Needed once
  * per thread (other than the opening one) before that thread calls barecuda

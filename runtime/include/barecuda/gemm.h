@@ -5,7 +5,8 @@
  * A is row-major M x K and B row-major N x K (both K-major: B is PyTorch's
  * nn.Linear weight layout); C and D are row-major M x N. Inputs are bf16 or
  * fp16 (both the same), accumulation is fp32, D is bf16, fp16 or fp32; C and
- * bias have D's type. act is ReLU or the identity. C may alias D exactly.
+ * bias have D's type. act is ReLU or the identity. C may alias D exactly;
+ * no other overlap of D with an input is accepted.
  *
  * Determinism: for a given build, GPU model and SM count, the same plan on
  * the same inputs writes the same bytes on every launch, on any stream,
@@ -47,9 +48,11 @@ typedef struct bc_gemm_desc {
                              compiled-in configuration (benchmarks, tests);
                              an unknown or unsuitable name is BC_ERR_INVALID_ARGUMENT */
     uint32_t split_k;     /* 0: the rule decides; 1: never split K; S >= 2: split K
-                             into S pieces (at most 16 and the k-block count) reduced
-                             in a fixed order; S >= 2 on a configuration without
-                             split-K is BC_ERR_INVALID_ARGUMENT */
+                             into the largest power of two not above min(S, 8,
+                             k-blocks) pieces (8: the portable cluster size),
+                             reduced in a fixed order; bc_gemm_plan_info.split_k
+                             says what was used. S >= 2 with a named configuration
+                             without split-K is BC_ERR_INVALID_ARGUMENT */
 } bc_gemm_desc;
 
 /* Contract: fills *out_desc with m=n=k=0, bf16 in, bf16 out, alpha 1, beta 0,
@@ -61,15 +64,27 @@ typedef struct bc_gemm_plan bc_gemm_plan;
 /* Contract: validates `desc` completely, chooses the configuration by the
  * documented rule (README, "GEMM configurations"), encodes the TMA tensor
  * maps and packs the launch. All validation happens here; the launch checks
- * nothing. Each bad input has its own status (see status.h, 50..58) and
- * bc_last_error() names the field. Allocates the plan with malloc (the only
- * allocation). Pointers need not lie in barecuda's arena. */
+ * nothing. Each bad input has its own status (see status.h, 50..58 and
+ * 68..70) and bc_last_error() names the field. Allocates the plan with malloc
+ * (the only allocation).
+ * Operand memory: every operand's extent ((rows - 1) * ld + cols elements)
+ * must lie in memory this device's kernels can address: inside the device or
+ * pinned host arena, in ONE live block; inside a range registered with
+ * bc_mem_register; or else, as the driver describes it
+ * (cuPointerGetAttributes, one call per allocation), device memory of this
+ * device's context or host memory mapped for it, inside one allocation.
+ * BC_ERR_OUT_OF_BOUNDS / BC_ERR_WRONG_DEVICE name the operand, the bytes
+ * needed and the bytes available. D may share no byte with A, B or bias, nor
+ * with C unless C is D exactly (same pointer and leading dimension):
+ * BC_ERR_OVERLAP. */
 bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_plan **out_plan);
 
 /* Contract: points an existing plan at new buffers of the same shape, types
- * and leading dimensions. Same pointer rules as plan creation; on failure the
+ * and leading dimensions. Same pointer, memory and overlap checks as plan
+ * creation (a graph updated from the plan relies on them); on failure the
  * plan keeps its old pointers. No allocation; host-side driver calls only
- * (tensor-map address replacement), nothing queued on the GPU. */
+ * (cuPointerGetAttributes for operands outside the arenas and registered
+ * ranges, tensor-map address replacement), nothing queued on the GPU. */
 bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b, bc_devptr c,
                                     bc_devptr d, bc_devptr bias);
 

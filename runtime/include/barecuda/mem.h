@@ -36,6 +36,31 @@ bc_status bc_mem_free(bc_device *dev, bc_devptr ptr);
 bc_status bc_host_alloc(bc_device *dev, size_t bytes, void **out_ptr);
 bc_status bc_host_free(bc_device *dev, void *ptr);
 
+/* Operand memory outside the arenas. Plan creation and
+ * bc_gemm_plan_set_pointers check every operand: inside an arena it must lie,
+ * with its whole extent, in one live block; elsewhere the driver is asked
+ * (cuPointerGetAttributes, one call per allocation per check; see README,
+ * "Operand checks"). Registering a buffer replaces that driver call by a
+ * table lookup, for callers that re-point plans every frame.
+ *
+ * Contract: asks the driver once whether [ptr, ptr + bytes) is memory the
+ * kernels of `dev` can address at these addresses (device memory of its
+ * context, or host memory mapped for it) lying inside one allocation, and
+ * records the range. From then on an operand inside the range is checked
+ * against the range alone. Errors: BC_ERR_WRONG_DEVICE / BC_ERR_OUT_OF_BOUNDS
+ * as for an operand; BC_ERR_OVERLAP when the range meets an arena or an
+ * already registered range; BC_ERR_INVALID_ARGUMENT for 0 bytes, a null
+ * pointer or a wrapping range; BC_ERR_OUT_OF_HOST_MEMORY when the table
+ * cannot grow (it grows by doubling; this call may allocate). The caller
+ * promises the memory stays allocated until bc_mem_unregister or
+ * bc_device_close: a registered range is trusted, never asked again. */
+bc_status bc_mem_register(bc_device *dev, bc_devptr ptr, size_t bytes);
+
+/* Contract: forgets the range registered at `ptr` (its start).
+ * BC_ERR_FOREIGN_POINTER when no registered range starts there. Plans
+ * already pointing into it keep their pointers (they were checked). */
+bc_status bc_mem_unregister(bc_device *dev, bc_devptr ptr);
+
 typedef struct bc_pool_stats {
     size_t arena_bytes;        /* total managed bytes */
     size_t bytes_in_use;       /* sum of live block sizes (after rounding) */

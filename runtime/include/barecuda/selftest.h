@@ -46,7 +46,8 @@ typedef struct bc_smoke_report {
  * or BC_ERR_DRIVER from the launch and the waits; pool errors from the
  * allocation. On failure *out_report is untouched and everything the check
  * allocated is freed (after a timeout the block stays allocated while the
- * kernel may still write to it: close the device). */
+ * kernel may still write to it; bc_device_close waits for the kernel,
+ * bc_device_close_timeout does not). */
 bc_status bc_selftest_smoke(bc_device *dev, bc_stream *stream, bc_smoke_report *out_report);
 
 /* Contract: queues the smoke kernel over zero elements on `stream` with one

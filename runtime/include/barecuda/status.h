@@ -26,7 +26,8 @@ typedef enum bc_status {
     BC_ERR_MISSING_ENTRY_POINT = 13, /* the driver lacks an entry point barecuda needs */
     BC_ERR_NO_DEVICE = 14,           /* no CUDA device, or the ordinal is out of range */
     BC_ERR_DRIVER = 15,              /* a driver call failed; bc_last_error() names it */
-    BC_ERR_DEVICE_LOST = 16,         /* sticky device error (illegal address, launch failure...): close and reopen */
+    BC_ERR_DEVICE_LOST = 16,         /* sticky fault (illegal address, launch failure...): the GPU is lost to
+                                        the whole process; only a process restart recovers (README) */
     /* memory pools */
     BC_ERR_POOL_EXHAUSTED = 20,   /* no free block large enough in the arena */
     BC_ERR_FOREIGN_POINTER = 21,  /* pointer does not lie inside this device's arena */
@@ -34,7 +35,8 @@ typedef enum bc_status {
     BC_ERR_BAD_SIZE = 23,         /* zero or larger-than-arena request */
     BC_ERR_TOO_MANY_BLOCKS = 24,  /* the pool's block table (fixed at open) is full */
     /* streams */
-    BC_ERR_TIMEOUT = 30,   /* a bounded wait expired; the work is still queued or running */
+    BC_ERR_TIMEOUT = 30,   /* a bounded wait expired; the work is still queued or running
+                              (bc_device_close_timeout: the device was abandoned) */
     BC_ERR_NOT_READY = 31, /* the queried work has not completed yet */
     /* loader */
     BC_ERR_FATBIN_CORRUPT = 40,    /* the container is truncated, malformed or overlapping */

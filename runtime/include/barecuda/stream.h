@@ -44,8 +44,9 @@ bc_status bc_stream_set_wait_policy(bc_stream *stream, bc_sched_policy policy);
 /* Contract: waits until all work queued on `stream` has completed, or until
  * `timeout_ns` nanoseconds (CLOCK_MONOTONIC) have passed. BC_OK when done,
  * BC_ERR_TIMEOUT when the time ran out (the work is still queued: the caller
- * may wait again, or close the device to abandon it), BC_ERR_DEVICE_LOST when
- * a kernel faulted. BC_WAIT_FOREVER waits without a limit. The timeout is
+ * may wait again; bc_device_close would wait for it too, while
+ * bc_device_close_timeout abandons the device), BC_ERR_DEVICE_LOST when a
+ * kernel faulted (the GPU is lost to the process: restart it). BC_WAIT_FOREVER waits without a limit. The timeout is
  * checked between polls, so it fires at most one poll interval late
  * (SPIN/YIELD: one cuStreamQuery; BLOCK: up to 100 µs of sleep). */
 bc_status bc_stream_wait(bc_stream *stream, uint64_t timeout_ns);
