@@ -2,3 +2,4 @@
  * cubin (the driver loads one image per device). */
 #include "smoke.c"
 #include "gemm_sm90.c"
+#include "resident_sm90.c"

@@ -5,9 +5,11 @@
  * K(id, symbol, family, smem): family ALL is in every image; SM90 only in the
  * sm_90a image; SM100 only in the Blackwell images. The sm_90a GEMM kernels
  * are one per configuration (input and output types are launch parameters);
- * the Blackwell ones one per (input type, output type). smem is the dynamic
- * shared memory the kernel is launched with (bytes; gemm_abi.h), which the
- * loader sets as the kernel's limit.
+ * the Blackwell ones one per (input type, output type). The resident
+ * executor's kernels (resident_sm90.c) are one per whole-tile sm_90a
+ * configuration but 128x256. smem is the dynamic shared memory the kernel
+ * is launched with (bytes; gemm_abi.h, resident_abi.h), which the loader
+ * sets as the kernel's limit.
  *
  * No #include guard: included once per expansion with K defined.
  */
@@ -19,6 +21,9 @@ K(GEMM_SM90_128X128, bc_gemm_sm90_128x128, SM90, BC_SM90_SMEM_OF(BC_SM90_CFG_128
 K(GEMM_SM90_128X128S, bc_gemm_sm90_128x128s, SM90, BC_SM90_SMEM_OF(BC_SM90_CFG_128X128S))
 K(GEMM_SM90_128X64, bc_gemm_sm90_128x64, SM90, BC_SM90_SMEM_OF(BC_SM90_CFG_128X64))
 K(GEMM_SM90_64X32, bc_gemm_sm90_64x32, SM90, BC_SM90_SMEM_OF(BC_SM90_CFG_64X32))
+K(RESIDENT_SM90_64X32, bc_resident_sm90_64x32, SM90, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32))
+K(RESIDENT_SM90_128X64, bc_resident_sm90_128x64, SM90, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X64))
+K(RESIDENT_SM90_128X128, bc_resident_sm90_128x128, SM90, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X128))
 K(GEMM_SM100_BF16_BF16, bc_gemm_sm100_bf16_bf16, SM100, BC_SM100_SMEM_BYTES)
 K(GEMM_SM100_BF16_F16, bc_gemm_sm100_bf16_f16, SM100, BC_SM100_SMEM_BYTES)
 K(GEMM_SM100_BF16_F32, bc_gemm_sm100_bf16_f32, SM100, BC_SM100_SMEM_BYTES)

@@ -16,6 +16,7 @@
 #include "fatbin.h"
 #include "gemm_abi.h"
 #include "image.h"
+#include "resident_abi.h"
 #include "select.h"
 
 /* The embedded blob: loader/embedded_blob.S and build/gen/fatbin_digest.c. */
