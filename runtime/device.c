@@ -189,6 +189,7 @@ bc_status bc_device_open(const bc_device_config *cfg, bc_device **out_dev)
     dev->cfg = *cfg;
     if (dev->cfg.max_allocations == 0)
         dev->cfg.max_allocations = DEFAULT_MAX_ALLOCATIONS;
+    bc__list_init(&dev->residents);
     bc__list_init(&dev->graphs);
     bc__list_init(&dev->plans);
     bc__list_init(&dev->events);
@@ -263,11 +264,18 @@ void bc_device_close(bc_device *dev)
     if (BC_CU_CLEANUP(cuCtxGetCurrent, &previous) != BC_OK)
         previous = NULL;
     BC_CU_CLEANUP(cuCtxSetCurrent, dev->ctx);
+    release_list(&dev->residents, bc__resident_release); /* first: stopping needs their streams */
     release_list(&dev->graphs, bc__graph_release);
     release_list(&dev->plans, bc__plan_release);
     release_list(&dev->events, event_release);
     release_list(&dev->streams, stream_release);
-    bc__image_unload(&dev->image);
+    if (dev->abandoned_kernels) { /* a kernel still runs: the context's destruction ends it and frees all */
+        memset(&dev->image, 0, sizeof dev->image);
+        dev->host_arena = NULL;
+        dev->dev_arena = 0;
+    } else {
+        bc__image_unload(&dev->image);
+    }
     close_arenas(dev);
     BC_CU_CLEANUP(cuStreamDestroy, dev->xfer);
     CUcontext closing = dev->ctx;

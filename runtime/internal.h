@@ -50,7 +50,11 @@ struct bc_device {
     bc__image image; /* loaded kernels; image.module == NULL when skipped */
 
     /* live objects, released in reverse order by bc_device_close */
-    bc__link graphs, plans, events, streams;
+    bc__link residents, graphs, plans, events, streams;
+    /* resident kernels that did not stop when asked: close leaves the
+     * module and the arenas to the context's destruction, which ends them
+     * (unloading or freeing under a running kernel would wait for it) */
+    int abandoned_kernels;
 };
 
 struct bc_stream {
@@ -70,5 +74,15 @@ struct bc_event {
 /* Used by bc_device_close; each frees the object and unlinks it. */
 void bc__plan_release(bc__link *node);
 void bc__graph_release(bc__link *node);
+void bc__resident_release(bc__link *node);
+
+/* Monotonic clock, nanoseconds. */
+uint64_t bc__now_ns(void);
+
+/* One pause between two polls of a bounded wait under `policy`: nothing
+ * (spin), sched_yield (yield), or a sleep of *sleep_ns that doubles up to
+ * 100 us (block; start it at BC__WAIT_SLEEP_MIN_NS). */
+#define BC__WAIT_SLEEP_MIN_NS 2000u
+void bc__wait_pause(bc_sched_policy policy, uint32_t *sleep_ns);
 
 #endif

@@ -5,9 +5,11 @@
  * kernel node of a launched graph) computes D = alpha * A . B^T (+ beta C)
  * on the CPU from its packed parameters: A and B from the tensor maps' global
  * addresses (the fake stores them in word 0), packed K-major; D at p.d with
- * p.ldd. Optionally one element of D is written wrong (by every launch, or
- * by graph launches only). Nothing runs while a
- * stream captures. Call gemm_emu_install() after fake_install(). */
+ * p.ldd, with bias and ReLU. Optionally one element of D is written wrong
+ * (by every launch, or by graph launches only). Nothing runs while a
+ * stream captures. It also runs each step of a resident executor (the
+ * fake's resident hook): every operation of the program in order, GEMMs as
+ * above and copies as memcpy. Call gemm_emu_install() after fake_install(). */
 #ifndef BC_TESTS_GEMM_EMU_H
 #define BC_TESTS_GEMM_EMU_H
 
@@ -19,6 +21,7 @@
 #include "fake_internal.h"
 #include "gemm_abi.h"
 #include "ref.h"
+#include "resident_abi.h"
 
 static __typeof__(((bc__driver *)0)->cuLaunchKernelEx) gemm_emu_real_launch;
 static __typeof__(((bc__driver *)0)->cuGraphLaunch) gemm_emu_real_graph_launch;
@@ -55,12 +58,41 @@ static void gemm_emu_run(const char *name, const void *param_bytes, int in_graph
             double v = (double)p.alpha * s;
             if ((p.flags & BC_GEMM_F_C) && p.c)
                 v += (double)p.beta * bc_ref_get((const void *)(uintptr_t)p.c, out, (size_t)r * p.ldc + c);
+            if ((p.flags & BC_GEMM_F_BIAS) && p.bias)
+                v += bc_ref_get((const void *)(uintptr_t)p.bias, out, c);
+            if ((p.flags & BC_GEMM_F_RELU) && v < 0.0)
+                v = 0.0;
             const size_t at = (size_t)r * p.ldd + c;
             if ((int64_t)at == gemm_emu_wrong_index && (in_graph || !gemm_emu_wrong_in_graphs_only))
                 v += 1.0 + 0.5 * (v < 0 ? -v : v);
             gemm_emu_store(d, out, at, v);
         }
-    gemm_emu_runs++;
+    __atomic_add_fetch(&gemm_emu_runs, 1, __ATOMIC_RELAXED); /* resident steps run on the fake's thread */
+}
+
+/* One resident step: the program's operations in order (the fake's
+ * resident hook, on the kernel's thread). K is the A map's inner dimension. */
+static void gemm_emu_resident_step(const void *params, uint64_t step)
+{
+    (void)step;
+    bc_resident_params rp;
+    memcpy(&rp, params, sizeof rp);
+    const bc_resident_op *ops = (const bc_resident_op *)(uintptr_t)rp.program;
+    for (uint32_t j = 0; j < rp.ops; j++) {
+        const bc_resident_opinfo *x = &ops[j].x;
+        if (x->kind == BC_RESIDENT_OP_COPY) {
+            memcpy((void *)(uintptr_t)x->d, (const void *)(uintptr_t)x->c, (size_t)x->bias);
+            continue;
+        }
+        bc_gemm_params p;
+        memset(&p, 0, sizeof p);
+        memcpy(p.tmap_a, ops[j].tmap_a, sizeof p.tmap_a);
+        memcpy(p.tmap_b, ops[j].tmap_b, sizeof p.tmap_b);
+        p.d = x->d, p.c = x->c, p.bias = x->bias;
+        p.m = x->m, p.n = x->n, p.k = (uint32_t)ops[j].tmap_a[3], p.ldd = x->ldd, p.ldc = x->ldc;
+        p.alpha = x->alpha, p.beta = x->beta, p.flags = x->flags, p.ab_type = x->ab_type, p.d_type = x->d_type;
+        gemm_emu_run("bc_gemm_resident", &p, 0);
+    }
 }
 
 static int gemm_emu_capturing(CUstream h)
@@ -101,6 +133,7 @@ static inline void gemm_emu_install(int64_t wrong_index)
     gemm_emu_wrong_in_graphs_only = 0;
     gemm_emu_runs = 0;
     fake_set_param_size(sizeof(bc_gemm_params));
+    fake_set_resident_hook(gemm_emu_resident_step);
     bc__driver_set_override(&table);
 }
 

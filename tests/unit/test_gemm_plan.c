@@ -13,17 +13,7 @@
 #include "gemm_abi.h"
 #include "gemm_internal.h"
 
-/* ---- heap accounting: the test binary links with --wrap=malloc,calloc,realloc,aligned_alloc */
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t a, size_t b);
-void *__real_realloc(void *p, size_t n);
-void *__real_aligned_alloc(size_t al, size_t n);
-static int counting;
-static unsigned heap_calls;
-void *__wrap_malloc(size_t n) { heap_calls += counting; return __real_malloc(n); }
-void *__wrap_calloc(size_t a, size_t b) { heap_calls += counting; return __real_calloc(a, b); }
-void *__wrap_realloc(void *p, size_t n) { heap_calls += counting; return __real_realloc(p, n); }
-void *__wrap_aligned_alloc(size_t al, size_t n) { heap_calls += counting; return __real_aligned_alloc(al, n); }
+#include "heap_count.h"
 
 typedef struct env {
     bc_device *dev;
