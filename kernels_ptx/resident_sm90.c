@@ -230,6 +230,8 @@ BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, uin
 BC_DEVICE void res_step(sm90_shape g, uint64_t program, uint32_t base, uint32_t nops, uint64_t sync, res_state *s,
                         res_ctl_s *ctl, uint32_t tid)
 {
+    if (tid == 0) /* the loads below read what the host copied in, or the last step stored */
+        bc_fence_proxy_async_global();
     for (uint32_t j0 = 0, j1; j0 < nops; j0 = j1) {
         for (j1 = j0 + 1; j1 < nops && !res_info(g, base, j1)->barrier; j1++) {
         }
