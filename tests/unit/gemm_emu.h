@@ -27,6 +27,7 @@ static __typeof__(((bc__driver *)0)->cuLaunchKernelEx) gemm_emu_real_launch;
 static __typeof__(((bc__driver *)0)->cuGraphLaunch) gemm_emu_real_graph_launch;
 static int64_t gemm_emu_wrong_index = -1; /* flat index of D written wrong, -1 for none */
 static int gemm_emu_wrong_in_graphs_only;  /* 1: direct launches are right, graph launches wrong */
+static int gemm_emu_wrong_in_resident_only; /* 1: only resident steps are wrong */
 static uint64_t gemm_emu_runs;            /* GEMMs emulated since install */
 
 static void gemm_emu_store(void *d, bc_dtype t, size_t i, double v)
@@ -39,6 +40,7 @@ static void gemm_emu_store(void *d, bc_dtype t, size_t i, double v)
         ((uint16_t *)d)[i] = bc_f32_to_bf16((float)v);
 }
 
+/* in_graph: 0 a direct launch, 1 a graph's kernel node, 2 a resident step */
 static void gemm_emu_run(const char *name, const void *param_bytes, int in_graph)
 {
     if (name == NULL || strncmp(name, "bc_gemm_", 8) != 0 || param_bytes == NULL)
@@ -63,7 +65,10 @@ static void gemm_emu_run(const char *name, const void *param_bytes, int in_graph
             if ((p.flags & BC_GEMM_F_RELU) && v < 0.0)
                 v = 0.0;
             const size_t at = (size_t)r * p.ldd + c;
-            if ((int64_t)at == gemm_emu_wrong_index && (in_graph || !gemm_emu_wrong_in_graphs_only))
+            const int wrong_here = gemm_emu_wrong_in_resident_only ? in_graph == 2
+                                   : gemm_emu_wrong_in_graphs_only ? in_graph == 1
+                                                                   : 1;
+            if ((int64_t)at == gemm_emu_wrong_index && wrong_here)
                 v += 1.0 + 0.5 * (v < 0 ? -v : v);
             gemm_emu_store(d, out, at, v);
         }
@@ -91,7 +96,7 @@ static void gemm_emu_resident_step(const void *params, uint64_t step)
         p.d = x->d, p.c = x->c, p.bias = x->bias;
         p.m = x->m, p.n = x->n, p.k = (uint32_t)ops[j].tmap_a[3], p.ldd = x->ldd, p.ldc = x->ldc;
         p.alpha = x->alpha, p.beta = x->beta, p.flags = x->flags, p.ab_type = x->ab_type, p.d_type = x->d_type;
-        gemm_emu_run("bc_gemm_resident", &p, 0);
+        gemm_emu_run("bc_gemm_resident", &p, 2);
     }
 }
 
@@ -131,6 +136,7 @@ static inline void gemm_emu_install(int64_t wrong_index)
     table.cuGraphLaunch = gemm_emu_graph_launch;
     gemm_emu_wrong_index = wrong_index;
     gemm_emu_wrong_in_graphs_only = 0;
+    gemm_emu_wrong_in_resident_only = 0;
     gemm_emu_runs = 0;
     fake_set_param_size(sizeof(bc_gemm_params));
     fake_set_resident_hook(gemm_emu_resident_step);
