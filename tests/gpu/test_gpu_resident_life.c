@@ -3,7 +3,9 @@
  * touches CUDA); a step that outlives its wait bound times out and a later
  * wait sees it complete; stop is bounded and a stopped executor restarts;
  * closing the device with the executor running ends it; and, informative,
- * how long closing a device takes while a kernel of it still spins. Each
+ * what sharing the GPU costs (a large GEMM beside an idle executor, the
+ * executor's step beside a large GEMM) and how long closing a device takes
+ * while a kernel of it still spins. Each
  * test opens its own device; without a GPU every test reports SKIPPED. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -223,6 +225,89 @@ static void test_stop_restart_close(void **state)
     bc_device_close(dev);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* p50 and p99 of `n` MLP steps, us. */
+static void step_percentiles(bc_resident *res, int n, double *p50, double *p99)
+{
+    uint64_t *ns = malloc((size_t)n * sizeof *ns);
+    for (int i = 0; i < n; i++) {
+        const uint64_t t0 = now_ns();
+        CHECK_BC(bc_resident_step(res, 5 * SEC));
+        ns[i] = now_ns() - t0;
+    }
+    qsort(ns, (size_t)n, sizeof *ns, cmp_u64);
+    *p50 = ns[n / 2] / 1e3, *p99 = ns[n * 99 / 100] / 1e3;
+    free(ns);
+}
+
+/* Informative: what sharing the GPU within one process costs. A 4096^3
+ * GEMM on another stream alone, beside an idle MLP executor (its default
+ * grid, then half the SMs); and the MLP step alone and while that GEMM runs
+ * over and over on the other stream. */
+static void test_sharing_cost(void **state)
+{
+    bc_device *dev = NULL;
+    bc_stream *s = NULL, *other = NULL;
+    if (!open_or_skip(&dev, &s))
+        skip();
+    CHECK_BC(bc_stream_create(dev, 0, &other, NULL));
+    bc_device_info di;
+    CHECK_BC(bc_device_query(dev, &di));
+    bc_rng rng = {bc_ref_seed()};
+    bc_mlp m;
+    const int64_t w[4] = {256, 1024, 1024, 64};
+    CHECK_BC(bc_mlp_create(dev, 16, w, 3, "sm90_64x32", &rng, &m));
+    const double alone = big_gemm_us(dev, other, 20);
+    print_message("  INFORMATIVE: %dx%dx%d GEMM alone: %.1f us\n", BIG, BIG, BIG, alone);
+    const uint32_t grids[2] = {(uint32_t)di.sm_count / 2, 0}; /* half the SMs, then the default grid */
+    bc_resident *res = NULL;
+    for (int g = 0; g < 2; g++) {
+        bc_resident_config cfg;
+        bc_resident_config_default(&cfg);
+        cfg.sm_count = grids[g];
+        CHECK_BC(bc_resident_create(dev, (const bc_gemm_plan *const *)m.plan, 3, &cfg, &res));
+        CHECK_BC(bc_resident_start(res, s));
+        CHECK_BC(bc_resident_step(res, 5 * SEC));
+        bc_resident_info in;
+        CHECK_BC(bc_resident_query(res, &in));
+        const double beside = big_gemm_us(dev, other, 20);
+        print_message("  INFORMATIVE: the same beside an idle executor holding %u of %d SMs: %.1f us (x%.2f)\n",
+                      in.sm_count, di.sm_count, beside, beside / alone);
+        assert_true(beside > 0);
+        if (g == 0) {
+            CHECK_BC(bc_resident_stop(res, SEC));
+            bc_resident_destroy(res);
+        }
+    }
+    double p50, p99, q50, q99;
+    step_percentiles(res, 2000, &p50, &p99);
+    /* the GEMM again and again on the other stream while stepping */
+    bc_gemm_desc d;
+    bc_gemm_desc_default(&d);
+    d.m = d.n = d.k = BIG;
+    CHECK_BC(bc_mem_alloc(dev, (size_t)BIG * BIG * 2, &d.a));
+    CHECK_BC(bc_mem_alloc(dev, (size_t)BIG * BIG * 2, &d.b));
+    CHECK_BC(bc_mem_alloc(dev, (size_t)BIG * BIG * 2, &d.d));
+    CHECK_BC(bc_memset_d8_async(other, d.a, 0x3C, (size_t)BIG * BIG * 2));
+    CHECK_BC(bc_memset_d8_async(other, d.b, 0x3C, (size_t)BIG * BIG * 2));
+    bc_gemm_plan *load = NULL;
+    CHECK_BC(bc_gemm_plan_create(dev, &d, &load));
+    for (int i = 0; i < 200; i++)
+        CHECK_BC(bc_gemm_launch(load, other));
+    step_percentiles(res, 2000, &q50, &q99);
+    const int load_done = bc_stream_query(other) == BC_OK;
+    CHECK_BC(bc_stream_wait(other, 30 * SEC));
+    print_message("  INFORMATIVE: MLP step alone p50 %.2f / p99 %.2f us; beside the GEMM%s p50 %.2f / p99 %.2f us\n",
+                  p50, p99, load_done ? " (which finished before the steps did)" : "", q50, q99);
+    CHECK_BC(bc_resident_stop(res, SEC));
+    bc_device_close(dev);
+}
+
 /* Informative: closing a device while one of its kernels still spins (the
  * test kernel, released after 5 s by its own safety net): as barecuda does
  * for a resident kernel that did not stop (module and arenas left to the
@@ -263,6 +348,7 @@ int main(void)
         cmocka_unit_test(test_exit_leaves_no_kernel), /* first: it forks before CUDA is initialised here */
         cmocka_unit_test(test_timeout_recovers),
         cmocka_unit_test(test_stop_restart_close),
+        cmocka_unit_test(test_sharing_cost),
         cmocka_unit_test(test_close_with_spinning_kernel),
     };
     return cmocka_run_group_tests_name("gpu_resident_life", tests, NULL, NULL);

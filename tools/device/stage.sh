@@ -5,6 +5,6 @@ set -eu
 cd "$(dirname "$0")/../.."
 rm -rf .devcarry && mkdir -p .devcarry/build/bin .devcarry/build/kernels
 cp build/bin/barecuda build/bin/libcmocka.so.0 .devcarry/build/bin/
-for f in build/bin/test_gpu_* build/bin/bench_*; do [ -x "$f" ] && cp "$f" .devcarry/build/bin/; done
+for f in build/bin/test_gpu_* build/bin/bench_* build/bin/resident_policy; do [ -x "$f" ] && cp "$f" .devcarry/build/bin/; done
 cp build/kernels/*.cubin build/kernels/*.ptxas.txt .devcarry/build/kernels/ 2>/dev/null || true
 du -sh .devcarry
