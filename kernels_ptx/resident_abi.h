@@ -53,7 +53,8 @@ typedef struct bc_resident_opinfo {
     uint32_t barrier;            /* 1: a grid-wide barrier precedes this operation */
     uint32_t tile0;              /* GEMM: its first tile in the tile list of its phase */
     uint32_t phase_tiles;        /* GEMM: the tiles of every GEMM of its phase */
-    uint32_t reserved_;
+    uint32_t prefetch_b;         /* GEMM after a barrier: the phase before does not write B, so its
+                                    loads may start before the barrier */
 } bc_resident_opinfo;
 
 typedef struct bc_resident_op {

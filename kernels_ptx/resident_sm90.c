@@ -20,7 +20,11 @@
  *      `barrier` starts a new phase after a grid-wide barrier. Within a
  *      phase, copies run first over every thread of the grid, then the
  *      GEMMs' tiles, concatenated into one list that CTA b walks from b in
- *      strides of the grid size.
+ *      strides of the grid size. When the phase before a barrier does not
+ *      write a GEMM's B (weights: prefetch_b), the producer loads the B
+ *      halves of its first tile's first stages before the barrier and their
+ *      A halves after it (one expect-tx covers both), so the weights' load
+ *      overlaps the barrier.
  *   3. Every CTA arrives once more; CTA 0 waits for all and writes the step's
  *      sequence number to the completion word (st.release.sys).
  *
@@ -199,9 +203,53 @@ BC_DEVICE uint32_t res_owner(sm90_shape g, uint32_t base, uint32_t j0, uint32_t 
     return j;
 }
 
+/* What the producer loaded early for its first tile of a phase: the B
+ * halves of k-blocks [0, kbs) into the ring from stage0. */
+typedef struct res_early {
+    uint32_t kbs, stage0;
+} res_early;
+
+/* Producer, before the barrier that opens phase [j0, j1): the B halves of
+ * its first tile's first stages, if that tile's B may be read early. */
+BC_DEVICE res_early res_load_b_early(sm90_shape g, uint64_t program, uint32_t base, uint32_t j0, uint32_t j1,
+                                     res_state *s)
+{
+    res_early early = {0, s->stage};
+    const uint32_t t = bc_ctaid_x();
+    if (t >= res_info(g, base, j0)->phase_tiles)
+        return early;
+    const uint32_t j = res_owner(g, base, j0, j1, t);
+    const res_info_s *op = res_info(g, base, j);
+    if (op->kind != BC_RESIDENT_OP_GEMM || !op->prefetch_b)
+        return early;
+    const bc_tile tile = bc_tile_of(t - op->tile0, op->tiles_m, op->tiles_n, op->group_m);
+    const uint64_t tmap_b = program + (uint64_t)j * sizeof(bc_resident_op) + 128u;
+    early.kbs = op->k_blocks < g.stages ? op->k_blocks : g.stages;
+    for (uint32_t kb = 0; kb < early.kbs; kb++) {
+        bc_mbar_wait(sm90_empty(g, base, s->stage), s->phase ^ 1u);
+        const uint32_t full = sm90_full(g, base, s->stage);
+        bc_mbar_arrive_expect_tx(full, BC_SM90_STAGE_BYTES(g.cons, g.bn)); /* A's bytes come after the barrier */
+        bc_tma_load_2d(sm90_stage(g, base, s->stage) + BC_SM90_A_STAGE_BYTES(g.cons), tmap_b,
+                       (int32_t)(kb * BC_SM90_BK), (int32_t)(tile.n * g.bn), full);
+        sm90_advance(g, &s->stage, &s->phase);
+    }
+    return early;
+}
+
+/* Producer, after the barrier: the A halves of the stages loaded early. */
+BC_DEVICE void res_load_a_late(sm90_shape g, uint64_t tmap_a, bc_tile tile, uint32_t base, res_early early)
+{
+    uint32_t stage = early.stage0, phase = 0;
+    for (uint32_t kb = 0; kb < early.kbs; kb++) {
+        bc_tma_load_2d(sm90_stage(g, base, stage), tmap_a, (int32_t)(kb * BC_SM90_BK),
+                       (int32_t)(tile.m * 64u * g.cons), sm90_full(g, base, stage));
+        sm90_advance(g, &stage, &phase);
+    }
+}
+
 /* This thread's part of the GEMM tiles of phase [j0, j1). */
 BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, uint32_t j0, uint32_t j1,
-                              uint32_t tiles, res_state *s, uint32_t tid)
+                              uint32_t tiles, res_state *s, res_early early, uint32_t tid)
 {
     const uint32_t wg = tid / 128u;
     if (wg == 0 && tid != 0)
@@ -212,7 +260,9 @@ BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, uin
         const bc_tile tile = bc_tile_of(t - op->tile0, op->tiles_m, op->tiles_n, op->group_m);
         const uint64_t maps = program + (uint64_t)j * sizeof(bc_resident_op);
         if (wg == 0) {
-            sm90_produce_tile(g, maps, maps + 128u, tile, 0, op->k_blocks, base, &s->stage, &s->phase);
+            res_load_a_late(g, maps, tile, base, early); /* the first tile's stages loaded early, if any */
+            sm90_produce_tile(g, maps, maps + 128u, tile, early.kbs, op->k_blocks, base, &s->stage, &s->phase);
+            early.kbs = 0;
             continue;
         }
         const uint32_t c = wg - 1u;
@@ -235,8 +285,12 @@ BC_DEVICE void res_step(sm90_shape g, uint64_t program, uint32_t base, uint32_t 
     for (uint32_t j0 = 0, j1; j0 < nops; j0 = j1) {
         for (j1 = j0 + 1; j1 < nops && !res_info(g, base, j1)->barrier; j1++) {
         }
-        if (res_info(g, base, j0)->barrier)
+        res_early early = {0, 0};
+        if (res_info(g, base, j0)->barrier) {
+            if (tid == 0)
+                early = res_load_b_early(g, program, base, j0, j1, s);
             res_grid_sync(ctl, sync, tid);
+        }
         uint32_t tiles = 0;
         for (uint32_t j = j0; j < j1; j++) {
             const res_info_s *op = res_info(g, base, j);
@@ -246,7 +300,7 @@ BC_DEVICE void res_step(sm90_shape g, uint64_t program, uint32_t base, uint32_t 
                 tiles = op->phase_tiles;
         }
         if (tiles)
-            res_gemm_tiles(g, program, base, j0, j1, tiles, s, tid);
+            res_gemm_tiles(g, program, base, j0, j1, tiles, s, early, tid);
     }
 }
 

@@ -145,8 +145,18 @@ static bc_status copy_op(bc_device *dev, const bc_resident_copy *cp, const char 
     return BC_OK;
 }
 
+/* 1 if no operation of [i0, i1) writes what GEMM j reads as B. */
+static int b_untouched(const access *acc, uint32_t i0, uint32_t i1, uint32_t j)
+{
+    for (uint32_t i = i0; i < i1; i++)
+        if (overlap(acc[i].wr, acc[j].rd[1]))
+            return 0;
+    return 1;
+}
+
 /* Flags each operation that conflicts with one of its phase (since the
- * last barrier), and lays out each phase's tile list. */
+ * last barrier), lays out each phase's tile list, and lets a phase's GEMMs
+ * load B before the barrier when the phase before does not write it. */
 static void place_barriers(bc__resident_prog *p, const access *acc)
 {
     uint32_t start = 0;
@@ -158,15 +168,17 @@ static void place_barriers(bc__resident_prog *p, const access *acc)
                 start = j;
                 break;
             }
-    for (uint32_t j0 = 0, j1; j0 < p->count; j0 = j1) {
+    for (uint32_t j0 = 0, j1, prev = 0; j0 < p->count; prev = j0, j0 = j1) {
         uint32_t tiles = 0;
         for (j1 = j0; j1 < p->count && (j1 == j0 || !p->ops[j1].x.barrier); j1++)
             if (p->ops[j1].x.kind == BC_RESIDENT_OP_GEMM) {
                 p->ops[j1].x.tile0 = tiles;
                 tiles += p->ops[j1].x.tiles_m * p->ops[j1].x.tiles_n;
             }
-        for (uint32_t j = j0; j < j1; j++)
+        for (uint32_t j = j0; j < j1; j++) {
             p->ops[j].x.phase_tiles = tiles;
+            p->ops[j].x.prefetch_b = j0 > 0 && p->ops[j].x.kind == BC_RESIDENT_OP_GEMM && b_untouched(acc, prev, j0, j);
+        }
         if (tiles > p->max_tiles)
             p->max_tiles = tiles;
     }

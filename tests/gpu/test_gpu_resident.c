@@ -1,7 +1,8 @@
 /* The resident executor on the GPU: results against the fp64 CPU reference
  * (a 3-layer MLP with bias and ReLU; ragged chains on the other resident
  * configurations, with the TMA-store and the thread-store epilogues, C and
- * f32 output), byte-identity with the same plans launched normally over
+ * f32 output; a plan whose B is the previous plan's output), byte-identity
+ * with the same plans launched normally over
  * 10,000 steps (BC_TEST_QUICK=1: 200), the zero-copy mode (the kernel copies
  * the input from and the output to pinned host memory), and, informative,
  * whether TMA reads an A operand in mapped host memory. Without a GPU every
@@ -177,6 +178,58 @@ static void test_configs_and_epilogues(void **state)
     }
     for (int i = 0; i < 4; i++) {
         free(k[i].ha), free(k[i].hb), free(k[i].hc), free(k[i].hbias), free(launched[i]), free(resident[i]);
+        bc_gemm_plan_destroy(k[i].plan);
+    }
+}
+
+/* A plan whose B is the previous plan's D (so its B may not be loaded before
+ * the barrier), 64x32 tiles: right against the reference, launched bytes. */
+static void test_b_from_previous_plan(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    bc_rng rng = {bc_ref_seed()};
+    link k[2];
+    memset(k, 0, sizeof k);
+    for (int i = 0; i < 2; i++)
+        bc_gemm_desc_default(&k[i].d);
+    k[0].d.m = 64, k[0].d.n = 128, k[0].d.k = 64, k[0].d.config = "sm90_64x32";
+    k[0].ha = upload(env, 64 * 64, BC_DTYPE_BF16, &rng, &k[0].d.a);
+    k[0].hb = upload(env, 128 * 64, BC_DTYPE_BF16, &rng, &k[0].d.b);
+    CHECK_BC(bc_mem_alloc(env->dev, 64 * 128 * 2, &k[0].d.d));
+    k[1].d.m = 40, k[1].d.n = 64, k[1].d.k = 128, k[1].d.config = "sm90_64x32";
+    k[1].ha = upload(env, 40 * 128, BC_DTYPE_BF16, &rng, &k[1].d.a);
+    k[1].d.b = k[0].d.d, k[1].hb = malloc(64 * 128 * 2); /* D0 read as 64 rows of 128 */
+    CHECK_BC(bc_mem_alloc(env->dev, 40 * 64 * 2, &k[1].d.d));
+    bc_gemm_plan *plans[2];
+    for (int i = 0; i < 2; i++) {
+        CHECK_BC(bc_gemm_plan_create(env->dev, &k[i].d, &k[i].plan));
+        plans[i] = k[i].plan;
+    }
+    void *want = malloc(40 * 64 * 2), *got = malloc(40 * 64 * 2);
+    for (int i = 0; i < 2; i++)
+        CHECK_BC(bc_gemm_launch(plans[i], env->s));
+    CHECK_BC(bc_stream_wait(env->s, 5 * SEC));
+    CHECK_BC(bc_memcpy_dtoh(env->dev, want, k[1].d.d, 40 * 64 * 2));
+    CHECK_BC(bc_memset_d8_async(env->s, k[0].d.d, 0xFF, 64 * 128 * 2));
+    CHECK_BC(bc_memset_d8_async(env->s, k[1].d.d, 0xFF, 40 * 64 * 2));
+    CHECK_BC(bc_stream_wait(env->s, 5 * SEC));
+    bc_resident *res = start(env, plans, 2, NULL);
+    for (int step = 0; step < 100; step++) {
+        CHECK_BC(bc_resident_step(res, 5 * SEC));
+        CHECK_BC(bc_memcpy_dtoh(env->dev, got, k[1].d.d, 40 * 64 * 2));
+        if (memcmp(got, want, 40 * 64 * 2) != 0)
+            fail_msg("step %d differs from the launched plans", step);
+    }
+    CHECK_BC(bc_resident_stop(res, SEC));
+    bc_resident_destroy(res);
+    check_link(env, &k[0], 0);
+    CHECK_BC(bc_memcpy_dtoh(env->dev, k[1].hb, k[0].d.d, 64 * 128 * 2));
+    check_link(env, &k[1], 0);
+    free(want), free(got);
+    for (int i = 0; i < 2; i++) {
+        free(k[i].ha), free(k[i].hb);
         bc_gemm_plan_destroy(k[i].plan);
     }
 }
@@ -398,6 +451,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mlp_against_reference),
         cmocka_unit_test(test_configs_and_epilogues),
+        cmocka_unit_test(test_b_from_previous_plan),
         cmocka_unit_test(test_byte_identical_to_launched),
         cmocka_unit_test(test_big_step_identical),
         cmocka_unit_test(test_zero_copy),

@@ -267,6 +267,7 @@ static void test_program(void **state)
         assert_memory_equal(ops[j].tmap_d, gp->tmap_d, sizeof gp->tmap_d);
         assert_int_equal(ops[j].x.kind, BC_RESIDENT_OP_GEMM);
         assert_int_equal(ops[j].x.barrier, j > 0);
+        assert_int_equal(ops[j].x.prefetch_b, j > 0); /* the weights: no layer writes them */
         assert_int_equal(ops[j].x.tile0, 0);
         assert_int_equal(ops[j].x.phase_tiles, gp->tiles_m * gp->tiles_n);
         assert_int_equal(ops[j].x.flags, gp->flags);
@@ -310,6 +311,23 @@ static void test_program(void **state)
     assert_int_equal(in.barriers, 1);
     bc_resident_destroy(res);
 
+    /* a plan whose B is the previous plan's D: a barrier, and B is not loaded before it */
+    bc_gemm_plan *q[2] = {NULL, NULL};
+    d = layer_desc(&e, 0, "sm90_64x32"); /* 16 x 64 x 256 into act[1] */
+    d.n = 64, d.bias = 0, d.relu = 0;
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &q[0]));
+    d = layer_desc(&e, 0, "sm90_64x32"); /* 16 x 16 x 64, B = act[1] as 16 rows of 64 */
+    d.a = e.act[2], d.b = e.act[1], d.d = e.act[3];
+    d.n = 16, d.k = 64, d.bias = 0, d.relu = 0;
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &q[1]));
+    assert_ok(bc_resident_create(e.dev, (const bc_gemm_plan *const *)q, 2, NULL, &res));
+    assert_ok(bc_resident_start(res, e.s));
+    ops = program_of(fake_last_launch(), &p);
+    assert_int_equal(ops[1].x.barrier, 1);
+    assert_int_equal(ops[1].x.prefetch_b, 0);
+    assert_ok(bc_resident_step(res, 5 * SEC)); /* the emulator computes it */
+    bc_resident_destroy(res);
+
     /* copies: in, three layers, out: a barrier before every operation but the first */
     bc_resident_copy cin, cout;
     bc_resident_config c = io_config(&e, &cin, &cout);
@@ -329,6 +347,7 @@ static void test_program(void **state)
     assert_int_equal(ops[4].x.d, (uint64_t)(uintptr_t)e.host_out);
     assert_int_equal(ops[4].x.c, e.act[LAYERS]);
     assert_int_equal(ops[4].x.bias, BATCH * width[LAYERS] * 2);
+    assert_int_equal(ops[1].x.prefetch_b, 1); /* the copy in writes the input, not the weights */
     bc_resident_destroy(res);
     bc_device_close(e.dev); /* the plans go with it */
 }
