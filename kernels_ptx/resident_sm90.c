@@ -40,7 +40,11 @@
  * fence.proxy.async.global again before TMA loads read what other CTAs
  * wrote (PTX ISA, memory consistency model, "proxies": a generic release /
  * acquire pair orders async-proxy accesses only through proxy fences on
- * both sides).
+ * both sides; NVIDIA's tilus documents fence.proxy.async as required for
+ * TMA writes followed by generic reads and generic writes followed by TMA
+ * reads; public persistent Hopper kernels signal other CTAs after
+ * wait_group 0, fence.proxy.async.global and a release, and fence again
+ * after the acquire before their TMA loads).
  *
  * The grid is launched cooperatively with one CTA per SM, so every CTA is
  * resident and the barrier cannot deadlock.
