@@ -6,7 +6,8 @@
 # example beside PyTorch with a CUDA graph, power idle without and with a
 # resident executor, sharing within and across processes, and SASS facts.
 # RUNS (default 10000) samples per latency series; CPU (default 3) the pinned
-# core; SANITIZE=0 skips the sanitizers, POWER=0 the power samples.
+# core; SANITIZE=0 skips the sanitizers, SANITIZE=only runs just them (the
+# two halves each fit a 10-minute device call); POWER=0 skips the power samples.
 set -o pipefail
 export PATH=/usr/local/cuda/bin:$PATH
 OUT=${OUT:-/tmp/out}
@@ -16,6 +17,19 @@ RUNS=${RUNS:-10000}
 summary() { grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$1" | tr '\n' ' '; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv > "$L/gpu.txt" 2>&1; cat "$L/gpu.txt"
 
+sanitize() { # memcheck and racecheck over the quick GPU tests
+  for tool in memcheck racecheck; do
+    BC_TEST_QUICK=1 timeout 280 compute-sanitizer --tool $tool --num-cuda-barriers 4096 --error-exitcode 99 \
+      build/bin/test_gpu_resident > "$L/san_${tool}.txt" 2>&1
+    echo "compute-sanitizer --tool $tool test_gpu_resident rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$L/san_${tool}.txt" | tail -1) $(summary "$L/san_${tool}.txt")"
+  done
+}
+if [ "${SANITIZE:-1}" = only ]; then
+  sanitize
+  tar czf "$OUT/resident_sanitize.tgz" -C "$L" .
+  exit 0
+fi
+
 # ---- tests
 timeout 300 build/bin/test_gpu_resident > "$L/gpu_resident.txt" 2>&1
 echo "test_gpu_resident rc=$?: $(summary "$L/gpu_resident.txt")"
@@ -24,13 +38,7 @@ timeout 300 build/bin/test_gpu_resident_life > "$L/gpu_resident_life.txt" 2>&1
 echo "test_gpu_resident_life rc=$?: $(summary "$L/gpu_resident_life.txt")"
 grep -E "GEMM|stop took|close|INFORMATIVE|FAIL|Failure|error" "$L/gpu_resident_life.txt" | head -20
 echo "compute processes left on the GPU after the exit test: $(nvidia-smi --query-compute-apps=pid --format=csv,noheader | wc -l)"
-if [ "${SANITIZE:-1}" != 0 ]; then
-  for tool in memcheck racecheck; do
-    BC_TEST_QUICK=1 timeout 600 compute-sanitizer --tool $tool --num-cuda-barriers 4096 --error-exitcode 99 \
-      build/bin/test_gpu_resident > "$L/san_${tool}.txt" 2>&1
-    echo "compute-sanitizer --tool $tool test_gpu_resident rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$L/san_${tool}.txt" | tail -1) $(summary "$L/san_${tool}.txt")"
-  done
-fi
+if [ "${SANITIZE:-1}" != 0 ]; then sanitize; fi
 
 # ---- latency: the MLP policy and one 128x2048x2048 GEMM, stream / graph / resident, spin, pinned
 for w in "mlp --mlp 16:256,1024,1024,64" "gemm --shape 128x2048x2048"; do
