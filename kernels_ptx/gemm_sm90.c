@@ -141,26 +141,36 @@ BC_DEVICE uint32_t sm90_c_stages(sm90_shape g, uint32_t esize)
     return (nbox + per - 1u) / per;
 }
 
+/* The TMA loads of one tile into the ring from the ring position *stage /
+ * *phase (advanced past them): its k-blocks [kb0, kb1), then its C when C
+ * comes through the ring. The launched kernel's tile loop and the resident
+ * kernel (resident_sm90.c) both call it. */
+BC_DEVICE void sm90_produce_tile(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_t tmap_c, const bc_epi *e,
+                                 bc_tile tile, uint32_t kb0, uint32_t kb1, uint32_t base, uint32_t esize,
+                                 uint32_t *stage, uint32_t *phase)
+{
+    for (uint32_t kb = kb0; kb < kb1; kb++) {
+        bc_mbar_wait(sm90_empty(g, base, *stage), bc_ring_empty_parity(*phase));
+        const uint32_t full = sm90_full(g, base, *stage), sa = sm90_stage(g, base, *stage);
+        const int32_t k0 = (int32_t)(kb * BC_SM90_BK);
+        bc_mbar_arrive_expect_tx(full, BC_SM90_STAGE_BYTES(g.ar, g.bn));
+        bc_tma_load_2d(sa, tmap_a, k0, (int32_t)(tile.m * 64u * g.cons), full);
+        bc_tma_load_2d(sa + BC_SM90_A_STAGE_BYTES(g.ar), tmap_b, k0, (int32_t)(tile.n * g.bn), full);
+        sm90_advance(g, stage, phase);
+    }
+    if (e->flags & BC_GEMM_F_C_SMEM)
+        sm90_produce_c(g, tmap_c, e, tile, esize, base, stage, phase);
+}
+
 BC_DEVICE void sm90_producer(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_t tmap_c, const bc_epi *e,
                              const sm90_sched *sc, uint32_t base, uint32_t esize)
 {
     const uint32_t tiles = sc->tiles_m * sc->tiles_n;
     uint32_t stage = 0, phase = 0, kb0, kb1;
     sm90_k_range(g, sc, &kb0, &kb1);
-    for (uint32_t t = sm90_first(g); t < tiles; t += sm90_stride(g, sc)) {
-        const bc_tile tile = bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m);
-        for (uint32_t kb = kb0; kb < kb1; kb++) {
-            bc_mbar_wait(sm90_empty(g, base, stage), bc_ring_empty_parity(phase));
-            const uint32_t full = sm90_full(g, base, stage), sa = sm90_stage(g, base, stage);
-            const int32_t k0 = (int32_t)(kb * BC_SM90_BK);
-            bc_mbar_arrive_expect_tx(full, BC_SM90_STAGE_BYTES(g.ar, g.bn));
-            bc_tma_load_2d(sa, tmap_a, k0, (int32_t)(tile.m * 64u * g.cons), full);
-            bc_tma_load_2d(sa + BC_SM90_A_STAGE_BYTES(g.ar), tmap_b, k0, (int32_t)(tile.n * g.bn), full);
-            sm90_advance(g, &stage, &phase);
-        }
-        if (e->flags & BC_GEMM_F_C_SMEM)
-            sm90_produce_c(g, tmap_c, e, tile, esize, base, &stage, &phase);
-    }
+    for (uint32_t t = sm90_first(g); t < tiles; t += sm90_stride(g, sc))
+        sm90_produce_tile(g, tmap_a, tmap_b, tmap_c, e, bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m), kb0,
+                          kb1, base, esize, &stage, &phase);
 }
 
 /* The k-blocks [kb0, kb1) (kb0 < kb1) of one tile into acc; f16 a
@@ -234,36 +244,47 @@ BC_DEVICE void sm90_release_c(sm90_shape g, uint32_t base, uint32_t esize, uint3
             bc_mbar_arrive(sm90_empty(g, base, s));
 }
 
+/* One tile for consumer c: its main loop over k-blocks [kb0, kb1) from the
+ * ring position *stage / *phase, then its epilogue (whole tiles: through
+ * `at`, whose staging-buffer count is *seq, with the tile's C stages taken
+ * from the ring and given back around it; split-K: the cluster exchange).
+ * The launched kernel's tile loop and the resident kernel both call it. */
+BC_DEVICE void sm90_consume_tile(sm90_shape g, const bc_epi *e, float *acc, bc_sm90_epi_at *at, bc_tile tile,
+                                 uint32_t kb0, uint32_t kb1, uint32_t base, uint32_t c, int f16, int out_t,
+                                 uint32_t *stage, uint32_t *phase, uint32_t *seq)
+{
+    if (f16)
+        sm90_mainloop(g, acc, base, c, kb0, kb1, stage, phase, 1);
+    else
+        sm90_mainloop(g, acc, base, c, kb0, kb1, stage, phase, 0);
+    if (g.ks) {
+        sm90_split_finish(g, e, acc, base, tile, c, out_t);
+        return;
+    }
+    const uint32_t esize = out_t == BC_OUT_F32 ? 4u : 2u;
+    const int c_smem = (e->flags & BC_GEMM_F_C_SMEM) != 0;
+    if (c_smem)
+        at->cfirst = sm90_acquire_c(g, base, esize, stage, phase);
+    at->row0 = tile.m * 64u * g.cons + c * 64u;
+    at->col0 = tile.n * g.bn;
+    bc_sm90_epilogue(e, acc, g.bn, out_t, at, seq);
+    if (c_smem)
+        sm90_release_c(g, base, esize, at->cfirst, at);
+}
+
 BC_DEVICE void sm90_consumer(sm90_shape g, const sm90_sched *sc, const bc_epi *e, uint64_t tmap_d, uint32_t base,
                              uint32_t c, int f16, int out_t)
 {
     const uint32_t tiles = sc->tiles_m * sc->tiles_n;
     const uint32_t t128 = bc_tid_x() % 128u;
-    const uint32_t esize = out_t == BC_OUT_F32 ? 4u : 2u;
     float acc[128];
     uint32_t stage = 0, phase = 0, seq = 0, kb0, kb1;
     sm90_k_range(g, sc, &kb0, &kb1);
     bc_sm90_epi_at at = {0, 0, sm90_epi_buf(g, base, c), SM90_BAR_EPI0 + c, t128, tmap_d,
                          c, sm90_stage(g, base, 0), 0, BC_SM90_STAGE_BYTES(g.ar, g.bn), g.stages};
-    for (uint32_t t = sm90_first(g); t < tiles; t += sm90_stride(g, sc)) {
-        const bc_tile tile = bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m);
-        if (f16)
-            sm90_mainloop(g, acc, base, c, kb0, kb1, &stage, &phase, 1);
-        else
-            sm90_mainloop(g, acc, base, c, kb0, kb1, &stage, &phase, 0);
-        if (g.ks) {
-            sm90_split_finish(g, e, acc, base, tile, c, out_t);
-        } else {
-            const int c_smem = (e->flags & BC_GEMM_F_C_SMEM) != 0;
-            if (c_smem)
-                at.cfirst = sm90_acquire_c(g, base, esize, &stage, &phase);
-            at.row0 = tile.m * 64u * g.cons + c * 64u;
-            at.col0 = tile.n * g.bn;
-            bc_sm90_epilogue(e, acc, g.bn, out_t, &at, &seq);
-            if (c_smem)
-                sm90_release_c(g, base, esize, at.cfirst, &at);
-        }
-    }
+    for (uint32_t t = sm90_first(g); t < tiles; t += sm90_stride(g, sc))
+        sm90_consume_tile(g, e, acc, &at, bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m), kb0, kb1, base, c,
+                          f16, out_t, &stage, &phase, &seq);
     if (t128 == 0)
         bc_bulk_wait_read_all(); /* the last TMA stores have read their staging buffers */
 }

@@ -4,3 +4,4 @@
 #include "smoke.c"
 #include "gemm_sm90.c"
 #include "gemm_sm80.c"
+#include "resident_sm90.c"

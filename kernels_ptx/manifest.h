@@ -6,9 +6,11 @@
  * sm_90a image; SM100 only in the Blackwell images; SM80 (the portable
  * mma.sync kernels) in the sm_80 and sm_120 images and in the sm_90a image. The sm_90a GEMM kernels
  * are one per configuration (input and output types are launch parameters);
- * the Blackwell ones one per (input type, output type). smem is the dynamic
- * shared memory the kernel is launched with (bytes; gemm_abi.h), which the
- * loader sets as the kernel's limit.
+ * the Blackwell ones one per (input type, output type). The resident
+ * executor's kernels (resident_sm90.c) are one per whole-tile sm_90a
+ * configuration but 128x256. smem is the dynamic shared memory the kernel
+ * is launched with (bytes; gemm_abi.h, resident_abi.h), which the loader
+ * sets as the kernel's limit.
  *
  * No #include guard: included once per expansion with K defined.
  */
@@ -26,6 +28,10 @@ K(GEMM_SM80_128X256, bc_gemm_sm80_128x256, SM80, BC_SM80_SMEM_OF(BC_SM80_CFG_128
 K(GEMM_SM80_128X128, bc_gemm_sm80_128x128, SM80, BC_SM80_SMEM_OF(BC_SM80_CFG_128X128))
 K(GEMM_SM80_64X64, bc_gemm_sm80_64x64, SM80, BC_SM80_SMEM_OF(BC_SM80_CFG_64X64))
 K(GEMM_SM80_64X32, bc_gemm_sm80_64x32, SM80, BC_SM80_SMEM_OF(BC_SM80_CFG_64X32))
+K(RESIDENT_SM90_64X32, bc_resident_sm90_64x32, SM90, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32))
+K(RESIDENT_SM90_64X32M16, bc_resident_sm90_64x32m16, SM90, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16))
+K(RESIDENT_SM90_128X64, bc_resident_sm90_128x64, SM90, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X64))
+K(RESIDENT_SM90_128X128, bc_resident_sm90_128x128, SM90, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X128))
 K(GEMM_SM100_BF16_BF16, bc_gemm_sm100_bf16_bf16, SM100, BC_SM100_SMEM_BYTES)
 K(GEMM_SM100_BF16_F16, bc_gemm_sm100_bf16_f16, SM100, BC_SM100_SMEM_BYTES)
 K(GEMM_SM100_BF16_F32, bc_gemm_sm100_bf16_f32, SM100, BC_SM100_SMEM_BYTES)

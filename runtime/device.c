@@ -200,6 +200,7 @@ bc_status bc_device_open(const bc_device_config *cfg, bc_device **out_dev)
     dev->cfg = *cfg;
     if (dev->cfg.max_allocations == 0)
         dev->cfg.max_allocations = DEFAULT_MAX_ALLOCATIONS;
+    bc__list_init(&dev->residents);
     bc__list_init(&dev->graphs);
     bc__list_init(&dev->plans);
     bc__list_init(&dev->events);

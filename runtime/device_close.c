@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "error.h"
@@ -43,13 +44,28 @@ static void leave(CUcontext previous, CUcontext closing)
     BC_CU_CLEANUP(cuCtxSetCurrent, previous == closing ? NULL : previous);
 }
 
+/* Forgets dev's modules, its image and its arenas without the driver calls
+ * that free them: each of those waits for the kernels still running. */
+static void forget_driver_memory(bc_device *dev)
+{
+    while (dev->modules.prev != &dev->modules) /* the modules stay loaded in the context */
+        bc__module_forget((bc_module *)dev->modules.prev);
+    bc__module_forget(dev->image.mod);
+    memset(&dev->image, 0, sizeof dev->image);
+    dev->host_arena = NULL;
+    dev->dev_arena = 0;
+}
+
 static void close_all(bc_device *dev, CUcontext previous)
 {
+    release_list(&dev->residents, bc__resident_release); /* first: stopping needs their streams */
     release_list(&dev->graphs, bc__graph_release);
     release_list(&dev->plans, bc__plan_release);
     release_list(&dev->kernel_plans, bc__kernel_plan_release);
     release_list(&dev->events, event_release);
     release_list(&dev->streams, stream_release);
+    if (dev->abandoned_kernels) /* a resident kernel did not stop: destroying the context ends it and frees all */
+        forget_driver_memory(dev);
     release_list(&dev->modules, bc__module_release);
     bc__image_unload(&dev->image);
     bc__device_close_arenas(dev);
@@ -182,6 +198,7 @@ static bc_status wait_idle(bc_device *dev, uint64_t timeout_ns)
  * under a live context. */
 static void abandon(bc_device *dev, CUcontext previous)
 {
+    release_list(&dev->residents, bc__resident_forget); /* told to stop; memory stays with the context */
     release_list(&dev->plans, bc__plan_release); /* host memory only */
     release_list(&dev->kernel_plans, bc__kernel_plan_release); /* host memory only */
     while (dev->modules.prev != &dev->modules) /* the modules stay loaded in the abandoned context */

@@ -277,6 +277,8 @@ bc_status bc__cu_cleanup_result(CUresult r, const char *call, const char *file, 
 {
     if (r == CUDA_SUCCESS)
         return BC_OK;
+    if (r == CUDA_ERROR_NOT_READY) /* a poll's answer, not a failure */
+        return BC_ERR_NOT_READY;
     if (bc__log_enabled(BC_LOG_WARN)) {
         const char *name = NULL;
         if (bc__drv == NULL || bc__drv->cuGetErrorName == NULL ||

@@ -11,6 +11,7 @@
 #include "gemm_abi.h"
 #include "image.h"
 #include "module_internal.h"
+#include "resident_abi.h"
 #include "select.h"
 
 /* The embedded blob: loader/embedded_blob.S and build/gen/fatbin_digest.c. */

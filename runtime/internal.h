@@ -53,8 +53,11 @@ struct bc_device {
     int lost; /* a call on this device returned a sticky error (see driver.h: the process is lost too) */
 
     /* live objects, released in reverse order by bc_device_close */
-    bc__link graphs, plans, events, streams;
+    bc__link residents, graphs, plans, events, streams;
     bc__link kernel_plans, modules; /* released after graphs and GEMM plans, modules last */
+    /* resident kernels that did not stop when asked: close abandons the
+     * device (bc_device_close_timeout's path) instead of waiting for them */
+    int abandoned_kernels;
 };
 
 struct bc_stream {
@@ -92,5 +95,17 @@ void bc__device_close_arenas(bc_device *dev);
 /* Used by bc_device_close; each frees the object and unlinks it. */
 void bc__plan_release(bc__link *node);
 void bc__graph_release(bc__link *node);
+void bc__resident_release(bc__link *node);
+/* The abandoning close: tells a running kernel to stop, frees host memory only. */
+void bc__resident_forget(bc__link *node);
+
+/* Monotonic clock, nanoseconds. */
+uint64_t bc__now_ns(void);
+
+/* One pause between two polls of a bounded wait under `policy`: nothing
+ * (spin), sched_yield (yield), or a sleep of *sleep_ns that doubles up to
+ * 100 us (block; start it at BC__WAIT_SLEEP_MIN_NS). */
+#define BC__WAIT_SLEEP_MIN_NS 2000u
+void bc__wait_pause(bc_sched_policy policy, uint32_t *sleep_ns);
 
 #endif

@@ -6,14 +6,25 @@
 #include "error.h"
 #include "internal.h"
 
-#define BLOCK_SLEEP_MIN_NS 2000u
 #define BLOCK_SLEEP_MAX_NS 100000u
 
-static uint64_t now_ns(void)
+uint64_t bc__now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void bc__wait_pause(bc_sched_policy policy, uint32_t *sleep_ns)
+{
+    if (policy == BC_SCHED_YIELD) {
+        sched_yield();
+    } else if (policy == BC_SCHED_BLOCK) {
+        struct timespec ts = {0, (long)*sleep_ns};
+        nanosleep(&ts, NULL);
+        if (*sleep_ns < BLOCK_SLEEP_MAX_NS)
+            *sleep_ns *= 2;
+    }
 }
 
 static bc_status stream_new(bc_device *dev, CUstream handle, int owned, bc_stream **out_stream)
@@ -102,24 +113,17 @@ bc_status bc_stream_wait(bc_stream *s, uint64_t timeout_ns)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_stream_wait", "stream is NULL");
     if (bc__dev_lost(s->dev))
         return BC_LOST_FAIL("bc_stream_wait");
-    const uint64_t start = now_ns();
+    const uint64_t start = bc__now_ns();
     const uint64_t deadline = timeout_ns > UINT64_MAX - start ? UINT64_MAX : start + timeout_ns;
-    uint32_t sleep_ns = BLOCK_SLEEP_MIN_NS;
+    uint32_t sleep_ns = BC__WAIT_SLEEP_MIN_NS;
     for (;;) {
         bc_status st = BC_CU(cuStreamQuery, s->handle);
         if (st != BC_ERR_NOT_READY)
             return bc__dev_note(s->dev, st);
-        if (now_ns() >= deadline)
+        if (bc__now_ns() >= deadline)
             return BC_FAIL(BC_ERR_TIMEOUT, "bc_stream_wait", "stream still busy after %llu ns",
                            (unsigned long long)timeout_ns);
-        if (s->wait == BC_SCHED_YIELD) {
-            sched_yield();
-        } else if (s->wait == BC_SCHED_BLOCK) {
-            struct timespec ts = {0, (long)sleep_ns};
-            nanosleep(&ts, NULL);
-            if (sleep_ns < BLOCK_SLEEP_MAX_NS)
-                sleep_ns *= 2;
-        }
+        bc__wait_pause(s->wait, &sleep_ns);
     }
 }
 

@@ -1,11 +1,11 @@
 #!/bin/sh
-# Fails when ptxas reports a stack frame or spills for a GEMM kernel.
+# Fails when ptxas reports a stack frame or spills for a GEMM or resident kernel.
 # usage: check_ptxas.sh PTXAS_V_REPORT
 report=$1
 awk '
 /Function properties for/ { fn = $NF; next }
 /bytes stack frame/ {
-    if (fn ~ /^bc_gemm_/ && ($1 != 0 || $5 != 0 || $9 != 0)) {
+    if (fn ~ /^bc_(gemm|resident)_/ && ($1 != 0 || $5 != 0 || $9 != 0)) {
         printf "check_ptxas: %s: %s bytes stack, %s spill stores, %s spill loads\n", fn, $1, $5, $9
         bad = 1
     }

@@ -35,6 +35,11 @@ BC_DEVICE void bc_bar_sync(uint32_t id, uint32_t nthreads)
 }
 
 BC_DEVICE void bc_syncthreads(void) { asm volatile("bar.sync 0;" ::: "memory"); }
+/* The CTA-wide barrier 0 for threads whose warps may have diverged
+ * (barrier.sync without .aligned). */
+BC_DEVICE void bc_syncthreads_divergent(void) { asm volatile("barrier.sync 0;" ::: "memory"); }
+/* Suspends the thread for about `ns` nanoseconds (0..2*ns; at most 1 ms). */
+BC_DEVICE void bc_nanosleep(uint32_t ns) { asm volatile("nanosleep.u32 %0;" ::"r"(ns)); }
 
 /* Reconverges the warp (all 32 lanes) before a .sync.aligned instruction. */
 BC_DEVICE void bc_syncwarp(void) { asm volatile("bar.warp.sync -1;" ::: "memory"); }

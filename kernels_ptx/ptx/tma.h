@@ -58,5 +58,9 @@ BC_DEVICE void bc_bulk_commit(void) { asm volatile("cp.async.bulk.commit_group;"
 /* Waits until none of this thread's bulk groups still reads shared memory
  * (before the CTA exits; the global writes complete with the grid). */
 BC_DEVICE void bc_bulk_wait_read_all(void) { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+/* Waits until every bulk group of this thread has completed: its writes are
+ * done and visible to this thread (then bc_fence_proxy_async_global before
+ * they are published to other CTAs). */
+BC_DEVICE void bc_bulk_wait_all(void) { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
 
 #endif

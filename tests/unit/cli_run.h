@@ -60,6 +60,25 @@ static inline void cli_capture_run(cli_capture *c, int argc, char **argv)
 
 static inline void cli_capture_free(cli_capture *c) { free(c->out), free(c->err); }
 
+/* Runs `barecuda args...` (args NULL-terminated, at most 30). */
+static inline void cli_run_args(cli_capture *c, const char *const *args)
+{
+    char *argv[32] = {"barecuda"};
+    int argc = 1;
+    for (; args[argc - 1] != NULL && argc < 31; argc++)
+        argv[argc] = (char *)args[argc - 1];
+    argv[argc] = NULL;
+    cli_capture_run(c, argc, argv);
+}
+
+static inline size_t cli_count(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
 /* Copies a capture into fixed buffers (truncating) and frees it. */
 static inline void cli_capture_copy(cli_capture *c, char *out, size_t out_cap, char *err, size_t err_cap)
 {

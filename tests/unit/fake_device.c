@@ -187,6 +187,8 @@ static int device_attr(const fake_dev_state *ds, CUdevice_attribute a)
     case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: return 2;
     case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: return 1;
     case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: return c->cc_major >= 9;
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 1;
+    case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: return 1;
     case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: return (int)(ds - fake__s.dev);
     default: return 0;
     }
@@ -261,6 +263,7 @@ static CUresult fake_cuCtxDestroy(CUcontext ctx)
     fake__wait_busy(&ctx->busy);
     if (depth && top() == ctx)
         depth--;
+    fake__resident_end_context(ctx); /* the context's kernels end with it */
     fake__unlink(&ctx->o);
     free(ctx);
     FAKE_RETURN(CUDA_SUCCESS);
@@ -345,7 +348,8 @@ static CUresult fake_cuDevicePrimaryCtxRelease(CUdevice d)
         fake__wait_busy(&fake__s.dev[d].primary.busy);
     if (fake__s.dev[d].primary_refs == 0)
         FAKE_RETURN(CUDA_ERROR_INVALID_CONTEXT);
-    fake__s.dev[d].primary_refs--;
+    if (--fake__s.dev[d].primary_refs == 0)
+        fake__resident_end_context(&fake__s.dev[d].primary);
     FAKE_RETURN(CUDA_SUCCESS);
 }
 

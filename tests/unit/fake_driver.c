@@ -215,8 +215,12 @@ CUresult fake__enter(fake_entry e)
     s->injected++;
     if (s->poison_on_sticky && bc__cu_is_sticky(s->fault_result))
         s->poison = s->fault_result;
+    if (fake__sticky(s->fault_result))
+        fake__resident_end_context(NULL); /* a real context would be lost, its kernels with it */
     return s->fault_result;
 }
+
+int fake__sticky(CUresult r) { return bc__cu_is_sticky(r); }
 
 CUresult fake__leave(CUresult r)
 {
@@ -309,6 +313,7 @@ void fake_live(fake_live_counts *out)
     out->modules = fake__count(K_MODULE);
     out->graphs = fake__count(K_GRAPH);
     out->graph_execs = fake__count(K_EXEC);
+    out->residents = fake__resident_live();
     fake__unlock();
 }
 
@@ -317,7 +322,7 @@ int fake_live_objects(void)
     fake_live_counts c;
     fake_live(&c);
     return c.contexts + c.primary_contexts + c.allocations + c.host_allocations + c.streams +
-           c.events + c.modules + c.graphs + c.graph_execs;
+           c.events + c.modules + c.graphs + c.graph_execs + c.residents;
 }
 
 const char *fake_live_string(void)
@@ -332,7 +337,7 @@ const char *fake_live_string(void)
              {"allocations", c.allocations}, {"host_allocations", c.host_allocations},
              {"streams", c.streams},         {"events", c.events},
              {"modules", c.modules},         {"graphs", c.graphs},
-             {"graph_execs", c.graph_execs}};
+             {"graph_execs", c.graph_execs}, {"residents", c.residents}};
     size_t len = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
@@ -469,6 +474,7 @@ void fake_reset(void)
     for (int k = 0; k < K_COUNT; k++)
         if (fake__s.live[k].next == NULL)
             fake__s.live[k].next = fake__s.live[k].prev = &fake__s.live[k];
+    fake__resident_reset(); /* first: the threads read memory freed below */
     fake__free_all_graphs();
     fake__free_all_modules();
     fake__free_all_mem();

@@ -224,6 +224,7 @@ typedef struct fake_live_counts {
     int allocations;       /* cuMemAlloc */
     int host_allocations;  /* cuMemHostAlloc */
     int streams, events, modules, graphs, graph_execs;
+    int residents;         /* resident kernels still running (fake_resident.c) */
 } fake_live_counts;
 
 int fake_live_objects(void);              /* the sum of fake_live() */
@@ -328,6 +329,19 @@ typedef struct fake_kernel_node {
  * cuStreamEndCapture returned, as captured (kept after the graph is
  * destroyed); NULL for another kind of node or past the end. */
 const fake_kernel_node *fake_last_capture_node(int index);
+
+/* ------------------------------------------------------ resident kernels */
+
+/* Runs in a launched resident kernel's thread (fake_resident.c) for each
+ * step, before the completion word is written: `params` is the kernel's
+ * bc_resident_params. NULL (default): steps compute nothing. */
+typedef void (*fake_resident_hook)(const void *params, uint64_t step);
+void fake_set_resident_hook(fake_resident_hook fn);
+/* 1: every resident kernel thread stops answering its doorbell (a step and
+ * a stop stay pending) until set back to 0. */
+void fake_set_resident_stall(int on);
+uint64_t fake_resident_steps(void);   /* steps completed since reset */
+uint64_t fake_resident_misuse(void);  /* frees of memory a running resident kernel used */
 
 uint64_t fake_graph_launches(void);
 uint64_t fake_graph_kernels_run(void);     /* kernel nodes executed by graph launches */

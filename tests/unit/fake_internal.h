@@ -201,6 +201,7 @@ void fake__unlock(void);
  * CUDA_SUCCESS). Every entry point starts with it and leaves through
  * fake__leave, which unlocks. */
 CUresult fake__enter(fake_entry e);
+int fake__sticky(CUresult r); /* errors that lose a real context */
 CUresult fake__leave(CUresult r);
 
 /* Entry prologues. FAKE_ENTER: an injected result returns at once (and
@@ -268,6 +269,15 @@ const fake_kernel_sig *fake__kernel_sig(const char *kernel);
 /* Copies a launch's first parameter (fake_set_param_size bytes) from
  * kernelParams[0], or the CU_LAUNCH_PARAM_BUFFER_POINTER of `extra`. */
 CUresult fake__copy_params(const char *kernel, void **params, void **extra, unsigned char *dst, size_t *out_n);
+
+/* Resident kernels (fake_resident.c); callers hold the lock. */
+CUresult fake__occupancy(int *out, CUfunction f, int threads, size_t smem);
+CUresult fake__resident_launch(const struct CUfunc_st *f, const CUlaunchConfig *cfg, void **params);
+int fake__resident_busy(CUstream s);
+void fake__resident_end_context(CUcontext c); /* NULL: every context */
+void fake__resident_check_free(uint64_t lo, size_t n);
+int fake__resident_live(void);
+void fake__resident_reset(void);
 
 void fake__free_all_mem(void);
 void fake__free_all_modules(void);

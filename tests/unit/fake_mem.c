@@ -101,6 +101,7 @@ static CUresult fake_cuMemFree(CUdeviceptr p)
     fake_alloc *a = find_alloc_exact(K_ALLOC, (uintptr_t)p);
     if (a == NULL)
         FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
+    fake__resident_check_free((uint64_t)(uintptr_t)a->mem, a->size);
     if (fake__ctx_alive(a->ctx))
         fake__wait_busy(&a->ctx->busy);
     free_alloc(a, K_ALLOC);
@@ -133,9 +134,25 @@ static CUresult fake_cuMemFreeHost(void *p)
     fake_alloc *a = find_alloc_exact(K_HOST, (uintptr_t)p);
     if (a == NULL)
         FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
+    fake__resident_check_free((uint64_t)(uintptr_t)a->mem, a->size);
     if (fake__ctx_alive(a->ctx))
         fake__wait_busy(&a->ctx->busy);
     free_alloc(a, K_HOST);
+    FAKE_RETURN(CUDA_SUCCESS);
+}
+
+/* Under unified addressing the device address of mapped pinned memory is
+ * its host address: any pointer inside a live pinned allocation. */
+static CUresult fake_cuMemHostGetDevicePointer(CUdeviceptr *out, void *p, unsigned flags)
+{
+    FAKE_ENTER(cuMemHostGetDevicePointer);
+    if (out == NULL || flags != 0)
+        FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
+    if (fake__current() == NULL)
+        FAKE_RETURN(CUDA_ERROR_INVALID_CONTEXT);
+    if (find_alloc(K_HOST, (uintptr_t)p, 1) == NULL)
+        FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
+    *out = (CUdeviceptr)(uintptr_t)p;
     FAKE_RETURN(CUDA_SUCCESS);
 }
 
@@ -404,7 +421,8 @@ static CUresult fake_cuStreamQuery(CUstream h)
         FAKE_RETURN(r);
     if (capture_violation(s))
         FAKE_RETURN(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
-    if (fake__s.busy == FAKE_BUSY_FOREVER || fake__busy(s ? &s->busy : &fake__current()->busy))
+    if (fake__s.busy == FAKE_BUSY_FOREVER || fake__busy(s ? &s->busy : &fake__current()->busy) ||
+        fake__resident_busy(h))
         FAKE_RETURN(CUDA_ERROR_NOT_READY);
     if (fake__s.busy > 0) {
         fake__s.busy--;
@@ -425,7 +443,7 @@ static CUresult fake_cuStreamSynchronize(CUstream h)
     fake__wait_busy(s ? &s->busy : &fake__current()->busy);
     if (capture_violation(s))
         FAKE_RETURN(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
-    if (fake__s.busy == FAKE_BUSY_FOREVER)
+    if (fake__s.busy == FAKE_BUSY_FOREVER || fake__resident_busy(h))
         FAKE_RETURN(CUDA_ERROR_LAUNCH_TIMEOUT);
     fake__s.busy = 0;
     FAKE_RETURN(CUDA_SUCCESS);
@@ -545,6 +563,7 @@ void fake__fill_mem(bc__driver *t)
     t->cuMemAlloc = fake_cuMemAlloc;
     t->cuMemFree = fake_cuMemFree;
     t->cuMemHostAlloc = fake_cuMemHostAlloc;
+    t->cuMemHostGetDevicePointer = fake_cuMemHostGetDevicePointer;
     t->cuMemFreeHost = fake_cuMemFreeHost;
     t->cuMemcpyHtoD = fake_cuMemcpyHtoD;
     t->cuMemcpyDtoH = fake_cuMemcpyDtoH;

@@ -10,6 +10,7 @@
 
 #include "fake_internal.h"
 #include "gemm_abi.h"
+#include "resident_abi.h"
 
 /* --------------------------------------------------------------- images */
 
@@ -304,6 +305,8 @@ static size_t kernel_param_size(const char *name)
     if (name != NULL && (strcmp(name, "bc_smoke_checksum") == 0 || strcmp(name, "bc_test_spin") == 0 ||
                          strcmp(name, "bc_test_fault") == 0))
         return sizeof(bc_smoke_params) > sizeof(bc_spin_params) ? sizeof(bc_smoke_params) : sizeof(bc_spin_params);
+    if (name != NULL && strncmp(name, "bc_resident_", 12) == 0)
+        return sizeof(bc_resident_params);
     return (size_t)-1;
 }
 
@@ -420,6 +423,11 @@ static CUresult fake_cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction h, v
     L->kernel_params = params;
     L->captured = s != NULL && s->capture != NULL;
     if (!L->captured) {
+        if (strncmp(f->name, "bc_resident_", 12) == 0) { /* a persistent kernel: a thread (fake_resident.c) */
+            r = fake__resident_launch(f, cfg, params);
+            if (r != CUDA_SUCCESS)
+                FAKE_RETURN(r);
+        }
         fake__s.launches++;
         fake__kernel_started(fake__current(), s);
         FAKE_RETURN(CUDA_SUCCESS);
@@ -437,6 +445,12 @@ static CUresult fake_cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction h, v
     node->k.num_attrs = cfg->numAttrs < FAKE_MAX_LAUNCH_ATTRS ? cfg->numAttrs : FAKE_MAX_LAUNCH_ATTRS;
     memcpy(node->k.attrs, L->attrs, sizeof node->k.attrs);
     FAKE_RETURN(CUDA_SUCCESS);
+}
+
+static CUresult fake_cuOccupancyMaxActiveBlocksPerMultiprocessor(int *out, CUfunction f, int threads, size_t smem)
+{
+    FAKE_ENTER(cuOccupancyMaxActiveBlocksPerMultiprocessor);
+    FAKE_RETURN(fake__occupancy(out, f, threads, smem));
 }
 
 const fake_launch *fake_last_launch(void) { return &fake__s.launch; }
@@ -584,6 +598,7 @@ void fake__fill_module(bc__driver *t)
     t->cuFuncSetAttribute = fake_cuFuncSetAttribute;
     t->cuFuncGetAttribute = fake_cuFuncGetAttribute;
     t->cuLaunchKernelEx = fake_cuLaunchKernelEx;
+    t->cuOccupancyMaxActiveBlocksPerMultiprocessor = fake_cuOccupancyMaxActiveBlocksPerMultiprocessor;
     t->cuTensorMapEncodeTiled = fake_cuTensorMapEncodeTiled;
     t->cuTensorMapReplaceAddress = fake_cuTensorMapReplaceAddress;
 }

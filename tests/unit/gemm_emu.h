@@ -7,8 +7,10 @@
  * tensor maps' global addresses (the fake stores them in word 0), packed
  * K-major; D at p.d with p.ldd. Optionally one element of D is written wrong
  * (by every launch, or by graph launches only), or the epilogue is ignored.
- * Nothing runs while a
- * stream captures. Call gemm_emu_install() after fake_install(). */
+ * Nothing runs while a stream captures. It also runs each step of a resident
+ * executor (the fake's resident hook): every operation of the program in
+ * order, GEMMs as above and copies as memcpy. Call gemm_emu_install() after
+ * fake_install(). */
 #ifndef BC_TESTS_GEMM_EMU_H
 #define BC_TESTS_GEMM_EMU_H
 
@@ -20,11 +22,13 @@
 #include "fake_internal.h"
 #include "gemm_abi.h"
 #include "ref.h"
+#include "resident_abi.h"
 
 static __typeof__(((bc__driver *)0)->cuLaunchKernelEx) gemm_emu_real_launch;
 static __typeof__(((bc__driver *)0)->cuGraphLaunch) gemm_emu_real_graph_launch;
 static int64_t gemm_emu_wrong_index = -1; /* flat index of D written wrong, -1 for none */
 static int gemm_emu_wrong_in_graphs_only;  /* 1: direct launches are right, graph launches wrong */
+static int gemm_emu_wrong_in_resident_only; /* 1: only resident steps are wrong */
 static uint64_t gemm_emu_runs;            /* GEMMs emulated since install */
 static int gemm_emu_skip_epilogue;        /* 1: ignore C, bias and ReLU (a wrong epilogue) */
 
@@ -38,6 +42,7 @@ static void gemm_emu_store(void *d, bc_dtype t, size_t i, double v)
         ((uint16_t *)d)[i] = bc_f32_to_bf16((float)v);
 }
 
+/* in_graph: 0 a direct launch, 1 a graph's kernel node, 2 a resident step */
 static void gemm_emu_run(const char *name, const void *param_bytes, int in_graph)
 {
     if (name == NULL || strncmp(name, "bc_gemm_", 8) != 0 || param_bytes == NULL)
@@ -65,11 +70,39 @@ static void gemm_emu_run(const char *name, const void *param_bytes, int in_graph
             if ((p.flags & BC_GEMM_F_RELU) && v < 0.0 && !gemm_emu_skip_epilogue)
                 v = 0.0;
             const size_t at = (size_t)r * p.ldd + c;
-            if ((int64_t)at == gemm_emu_wrong_index && (in_graph || !gemm_emu_wrong_in_graphs_only))
+            const int wrong_here = gemm_emu_wrong_in_resident_only ? in_graph == 2
+                                   : gemm_emu_wrong_in_graphs_only ? in_graph == 1
+                                                                   : 1;
+            if ((int64_t)at == gemm_emu_wrong_index && wrong_here)
                 v += 1.0 + 0.5 * (v < 0 ? -v : v);
             gemm_emu_store(d, out, at, v);
         }
-    gemm_emu_runs++;
+    __atomic_add_fetch(&gemm_emu_runs, 1, __ATOMIC_RELAXED); /* resident steps run on the fake's thread */
+}
+
+/* One resident step: the program's operations in order (the fake's
+ * resident hook, on the kernel's thread). K is the A map's inner dimension. */
+static void gemm_emu_resident_step(const void *params, uint64_t step)
+{
+    (void)step;
+    bc_resident_params rp;
+    memcpy(&rp, params, sizeof rp);
+    const bc_resident_op *ops = (const bc_resident_op *)(uintptr_t)rp.program;
+    for (uint32_t j = 0; j < rp.ops; j++) {
+        const bc_resident_opinfo *x = &ops[j].x;
+        if (x->kind == BC_RESIDENT_OP_COPY) {
+            memcpy((void *)(uintptr_t)x->d, (const void *)(uintptr_t)x->c, (size_t)x->bias);
+            continue;
+        }
+        bc_gemm_params p;
+        memset(&p, 0, sizeof p);
+        memcpy(p.tmap_a, ops[j].tmap_a, sizeof p.tmap_a);
+        memcpy(p.tmap_b, ops[j].tmap_b, sizeof p.tmap_b);
+        p.d = x->d, p.c = x->c, p.bias = x->bias;
+        p.m = x->m, p.n = x->n, p.k = (uint32_t)ops[j].tmap_a[3], p.ldd = x->ldd, p.ldc = x->ldc;
+        p.alpha = x->alpha, p.beta = x->beta, p.flags = x->flags, p.ab_type = x->ab_type, p.d_type = x->d_type;
+        gemm_emu_run("bc_gemm_resident", &p, 2);
+    }
 }
 
 static int gemm_emu_capturing(CUstream h)
@@ -109,8 +142,10 @@ static inline void gemm_emu_install(int64_t wrong_index)
     gemm_emu_wrong_index = wrong_index;
     gemm_emu_wrong_in_graphs_only = 0;
     gemm_emu_skip_epilogue = 0;
+    gemm_emu_wrong_in_resident_only = 0;
     gemm_emu_runs = 0;
     fake_set_param_size(sizeof(bc_gemm_params));
+    fake_set_resident_hook(gemm_emu_resident_step);
     bc__driver_set_override(&table);
 }
 

@@ -274,15 +274,7 @@ static void test_options_and_rows(void **state)
 typedef cli_capture run_result;
 
 /* Runs `barecuda args...` (NULL-terminated) with stdout and stderr captured. */
-static void run_cli(run_result *r, const char *const *args)
-{
-    char *argv[32] = {"barecuda"};
-    int argc = 1;
-    for (; args[argc - 1] != NULL && argc < 31; argc++)
-        argv[argc] = (char *)args[argc - 1];
-    argv[argc] = NULL;
-    cli_capture_run(r, argc, argv);
-}
+static void run_cli(run_result *r, const char *const *args) { cli_run_args(r, args); }
 
 static void run_free(run_result *r) { cli_capture_free(r); }
 

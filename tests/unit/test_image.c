@@ -15,6 +15,7 @@
 #include "fatbin.h"
 #include "gemm_abi.h"
 #include "image.h"
+#include "resident_abi.h"
 #include "internal.h"
 #include "select.h"
 #include "smoke_emu.h"

@@ -1,4 +1,5 @@
-/* barecuda latency: end-to-end latency distribution of one GEMM plan (issue 6).
+/* barecuda latency: end-to-end latency distribution of one GEMM plan, or of
+ * a multilayer perceptron's plans in sequence (--mlp).
  *
  * One sample = t0 (clock_gettime CLOCK_MONOTONIC) right before
  * bc_gemm_launch (stream mode) or bc_graph_launch (graph mode: a graph of
@@ -10,7 +11,9 @@
  * public API cannot launch a raw empty kernel). The data is random and
  * uploaded once, the plans and graphs made once, the sample arrays allocated
  * before the first timed run: the timed loop calls only the launch, the
- * wait and clock_gettime. */
+ * wait and clock_gettime. --resident adds the resident executor's step
+ * beside them (latency_resident.c), --io its input and output moved by
+ * copy calls or by the kernel itself. */
 #include <getopt.h>
 #include <sched.h>
 #include <stdio.h>
@@ -21,37 +24,12 @@
 #include "cli_util.h"
 #include "gemm_check.h"
 #include "latency.h"
+#include "mlp.h"
 #include "ref.h"
 #include "shapes.h"
 
-#define MAX_SERIES 16
-#define CHECK_ROWS 8
+#define MAX_SERIES 32
 
-typedef struct lat_opts {
-    int64_t m, n, k;
-    bc_dtype ab, out;
-    int runs, warmup;
-    int modes;    /* bit 0 stream, bit 1 graph */
-    int policies; /* bit p: bc_sched_policy p */
-    int cpu, priority, json, check;
-    uint64_t timeout_ns;
-    const char *csv, *svg, *config;
-    uint32_t split_k;
-} lat_opts;
-
-typedef struct lat_ctx {
-    const lat_opts *o;
-    bc_device *dev;
-    bc_stream *s;
-    bc_gemm_desc d, fd;         /* the plan's and the 1x1x8 floor plan's descriptors */
-    bc_gemm_plan *plan, *fplan;
-    bc_graph *graph, *fgraph;
-    void *host_a, *host_b, *row_buf;
-    double *ref_buf;
-    bc_rng rng;
-    int64_t rows_checked;
-    int verify_failed;
-} lat_ctx;
 
 static void usage(FILE *f)
 {
@@ -59,14 +37,22 @@ static void usage(FILE *f)
             "usage: barecuda latency [--m M --n N --k K | --shape MxNxK] [--dtype bf16|f16] [--out bf16|f16|f32]\n"
             "                        [--runs R] [--warmup W] [--mode stream|graph|all] [--wait spin|yield|block|all]\n"
             "                        [--cpu C] [--priority P] [--csv FILE] [--svg FILE] [--json] [--config NAME] [--split S]\n"
-            "                        [--timeout-ms T] [--no-check]\n"
+            "                        [--timeout-ms T] [--no-check] [--mlp B:W0,W1,...] [--resident] [--io]\n"
+            "                        [--sm-count N] [--spin-ns NS] [--max-sleep-ns NS]\n"
             "End-to-end latency of one GEMM plan (default 128x2048x2048 bf16), host call -> completion seen by the\n"
             "host, R runs (default 10000; --n is the GEMM's N) after W warm-up runs (default 200), per mode and\n"
             "wait policy; then the host cost of the launch call alone, for the plan and for a 1x1x8 plan (the\n"
             "floor). Prints p50/p90/p99/p99.9/max (nearest rank, us). --csv writes every sample as\n"
             "mode,policy,index,ns; --svg a histogram. --cpu pins the measuring thread; --priority sets the stream\n"
             "priority (clamped; the effective one is printed). Results are checked against the CPU reference\n"
-            "first (exit %d when wrong) unless --no-check. Each wait is bounded by --timeout-ms (default 10000).\n",
+            "first (exit %d when wrong) unless --no-check. Each wait is bounded by --timeout-ms (default 10000).\n"
+            "--mlp B:W0,...,WL measures a multilayer perceptron instead (batch B, layer widths W, bias, ReLU but\n"
+            "after the last layer; the mlp of a control-loop policy: 16:256,1024,1024,64): stream mode launches\n"
+            "its plans in order, graph mode replays one graph of them. --resident adds mode \"resident\": one step\n"
+            "of a resident executor of the same plans (ring the doorbell, wait for the completion word); --io\n"
+            "adds it with the step's input and output in pinned host memory, moved by bc_memcpy calls\n"
+            "(resident-memcpy) or by the kernel itself (resident-zerocopy). --sm-count, --spin-ns and\n"
+            "--max-sleep-ns configure the executor (README, \"Resident executor\").\n",
             BC_EXIT_VERIFY);
 }
 
@@ -84,7 +70,7 @@ static int parse_set(const char *s, const char *const *names, int count, int *ou
     return -1;
 }
 
-static const char *const mode_names[] = {"stream", "graph"};
+static const char *const mode_names[] = {"stream", "graph", "resident"};
 static const char *const policy_names[] = {"spin", "yield", "block"}; /* bc_sched_policy order */
 
 #define BAD(...) return fprintf(stderr, "barecuda latency: " __VA_ARGS__), -1
@@ -97,7 +83,8 @@ static int parse(int argc, char **argv, lat_opts *o)
         {"warmup", 1, 0, 'w'},  {"mode", 1, 0, 'M'},     {"wait", 1, 0, 'W'},   {"cpu", 1, 0, 'c'},
         {"priority", 1, 0, 'p'}, {"csv", 1, 0, 'v'},     {"svg", 1, 0, 'g'},    {"json", 0, 0, 'j'},
         {"config", 1, 0, 'C'},  {"timeout-ms", 1, 0, 'T'}, {"no-check", 0, 0, 'x'}, {"help", 0, 0, 'h'},
-        {"split", 1, 0, 'K'},
+        {"split", 1, 0, 'K'},   {"mlp", 1, 0, 'L'},      {"resident", 0, 0, 'R'}, {"io", 0, 0, 'I'},
+        {"sm-count", 1, 0, 'G'}, {"spin-ns", 1, 0, 'P'},  {"max-sleep-ns", 1, 0, 'Z'},
         {0, 0, 0, 0},
     };
     memset(o, 0, sizeof *o);
@@ -110,7 +97,8 @@ static int parse(int argc, char **argv, lat_opts *o)
     o->cpu = -1;
     o->check = 1;
     o->timeout_ns = 10000ull * 1000000ull;
-    int c, out_set = 0;
+    bc_resident_config_default(&o->res);
+    int c, out_set = 0, resident = 0;
     long long v = 0;
     bc_shape sh;
     optind = 1;
@@ -147,8 +135,23 @@ static int parse(int argc, char **argv, lat_opts *o)
             o->warmup = (int)v;
             break;
         case 'M':
-            if (parse_set(optarg, mode_names, 2, &o->modes))
-                BAD("bad --mode '%s' (stream, graph or all)\n", optarg);
+            if (parse_set(optarg, mode_names, 3, &o->modes))
+                BAD("bad --mode '%s' (stream, graph, resident or all)\n", optarg);
+            if (!strcmp(optarg, "all"))
+                o->modes = 3; /* stream and graph; --resident adds resident */
+            break;
+        case 'R': resident = 1; break;
+        case 'I': o->io = 1; break;
+        case 'L':
+            if (bc_mlp_parse(optarg, &o->batch, o->width, &o->layers))
+                BAD("bad --mlp '%s' (B:W0,W1,...: batch, then 2..%d widths, multiples of 8)\n", optarg,
+                    BC_MLP_MAX_LAYERS + 1);
+            o->mlp = optarg;
+            break;
+        case 'G': case 'P': case 'Z':
+            if (bc_cli_parse_ll(optarg, 0, c == 'G' ? 1024 : c == 'Z' ? 1000000 : 4000000000LL, &v))
+                BAD("bad --%s '%s'\n", c == 'G' ? "sm-count" : c == 'P' ? "spin-ns" : "max-sleep-ns", optarg);
+            *(c == 'G' ? &o->res.sm_count : c == 'P' ? &o->res.spin_ns : &o->res.max_sleep_ns) = (uint32_t)v;
             break;
         case 'W':
             if (parse_set(optarg, policy_names, 3, &o->policies))
@@ -185,144 +188,56 @@ static int parse(int argc, char **argv, lat_opts *o)
     }
     if (optind < argc)
         BAD("unexpected argument '%s'\n", argv[optind]);
+    if (resident)
+        o->modes |= 4;
+    if (o->io && !(o->modes & 4))
+        BAD("--io measures the resident step: add --resident\n");
     if (!out_set)
         o->out = o->ab;
     return 0;
 }
 
-#define TRY(expr)                                         \
-    do {                                                  \
-        bc_status st_ = (expr);                           \
-        if (st_) {                                        \
-            bc_cli_report_call("latency", #expr, st_);    \
-            return st_;                                   \
-        }                                                 \
-    } while (0)
-
-/* Random N(0,1) inputs of one descriptor, uploaded into fresh arena blocks. */
-static bc_status upload(lat_ctx *c, bc_gemm_desc *d, void *ha, void *hb)
+static void add(lat_series *s, int *n, const char *mode, const char *policy, int graph, int floor, lat_kind kind,
+                bc_sched_policy wait, int resident)
 {
-    const size_t ab = bc_dtype_bytes(d->ab_type);
-    const size_t sa = (size_t)(d->m * d->k) * ab, sb = (size_t)(d->n * d->k) * ab;
-    const size_t sd = (size_t)(d->m * d->n) * bc_dtype_bytes(d->d_type);
-    bc_ref_fill_normal(ha, d->ab_type, sa / ab, 1.0, &c->rng);
-    bc_ref_fill_normal(hb, d->ab_type, sb / ab, 1.0, &c->rng);
-    TRY(bc_mem_alloc(c->dev, sa, &d->a));
-    TRY(bc_mem_alloc(c->dev, sb, &d->b));
-    TRY(bc_mem_alloc(c->dev, sd, &d->d));
-    TRY(bc_memcpy_htod(c->dev, d->a, ha, sa));
-    TRY(bc_memcpy_htod(c->dev, d->b, hb, sb));
-    return BC_OK;
-}
-
-/* Poisons D, runs the plan once directly and once through its graph, and
- * checks every row (small shapes) or `rows` sampled rows after each. */
-static bc_status check(lat_ctx *c, const bc_gemm_desc *d, const bc_gemm_plan *p, const bc_graph *g, const void *ha,
-                       const void *hb, int rows, const char *what)
-{
-    const size_t sd = (size_t)(d->m * d->n) * bc_dtype_bytes(d->d_type);
-    bc_ref_error e;
-    memset(&e, 0, sizeof e);
-    const int64_t count = bc_check_row_count(d, rows);
-    for (int pass = 0; pass < 2; pass++) {
-        TRY(bc_memset_d8_async(c->s, d->d, 0xFF, sd));
-        TRY(pass == 0 ? bc_gemm_launch(p, c->s) : bc_graph_launch(g, c->s));
-        TRY(bc_stream_wait(c->s, c->o->timeout_ns));
-        for (int64_t i = 0; i < count; i++) {
-            int64_t r = count == d->m ? i : bc_check_row_index(d->m, (int)i, (int)count, &c->rng);
-            TRY(bc_check_row(c->dev, d, ha, hb, r, c->row_buf, c->ref_buf, &e));
-            c->rows_checked++;
-        }
-    }
-    if (!bc_check_passed(d, &e)) {
-        fprintf(stderr,
-                "barecuda latency: FAIL: %s computes wrong results (%zu of %zu checked elements out of tolerance, %zu "
-                "unwritten, rel frobenius %.3e): no latency reported\n",
-                what, e.bad, e.checked, e.nonfinite, bc_ref_rel_frobenius(&e));
-        bc_check_print_mismatches(stderr, "  ", &e);
-        c->verify_failed = 1;
-    }
-    return BC_OK;
-}
-
-static bc_status setup(lat_ctx *c, bc_device_info *di, int *prio_eff)
-{
-    const lat_opts *o = c->o;
-    TRY(bc_stream_create(c->dev, o->priority, &c->s, prio_eff));
-    TRY(bc_device_query(c->dev, di));
-    bc_gemm_desc_default(&c->d);
-    c->d.m = o->m, c->d.n = o->n, c->d.k = o->k;
-    c->d.ab_type = o->ab, c->d.d_type = o->out;
-    c->d.config = o->config;
-    c->d.split_k = o->split_k;
-    c->fd = c->d;
-    c->fd.m = 1, c->fd.n = 1, c->fd.k = 8;
-    c->fd.config = NULL, c->fd.split_k = 0; /* the floor plan takes the rule's choice */
-    const size_t ab = bc_dtype_bytes(o->ab), big = (size_t)((o->m > o->n ? o->m : o->n) * o->k);
-    c->host_a = malloc((size_t)(o->m * o->k) * ab);
-    c->host_b = malloc((size_t)(o->n * o->k) * ab);
-    c->row_buf = malloc((size_t)o->n * 4 + 64);
-    c->ref_buf = malloc(((size_t)o->n + 8) * sizeof *c->ref_buf);
-    uint16_t fa[8], fb[8];
-    if (!c->host_a || !c->host_b || !c->row_buf || !c->ref_buf) {
-        fprintf(stderr, "barecuda latency: cannot allocate %zu bytes of host inputs\n", 2 * big * ab);
-        return BC_ERR_OUT_OF_HOST_MEMORY;
-    }
-    bc_status st = upload(c, &c->d, c->host_a, c->host_b);
-    if (!st) st = upload(c, &c->fd, fa, fb);
-    if (st)
-        return st;
-    TRY(bc_gemm_plan_create(c->dev, &c->d, &c->plan));
-    TRY(bc_gemm_plan_create(c->dev, &c->fd, &c->fplan));
-    const bc_gemm_plan *one = c->plan, *floor_one = c->fplan;
-    TRY(bc_graph_create(c->s, &one, 1, &c->graph));
-    TRY(bc_graph_create(c->s, &floor_one, 1, &c->fgraph));
-    if (o->check) {
-        st = check(c, &c->d, c->plan, c->graph, c->host_a, c->host_b, CHECK_ROWS, "the plan");
-        if (!st) st = check(c, &c->fd, c->fplan, c->fgraph, fa, fb, 1, "the 1x1x8 floor plan");
-    }
-    return st;
+    lat_series *x = &s[(*n)++];
+    snprintf(x->mode, sizeof x->mode, "%s", mode);
+    snprintf(x->policy, sizeof x->policy, "%s", policy);
+    x->graph = graph, x->floor = floor, x->kind = kind, x->wait = wait, x->resident = resident;
 }
 
 /* The series to measure, in order; sample storage from one block. */
 static int plan_series(const lat_opts *o, lat_series *s, uint64_t *store)
 {
+    static const char *const io_modes[] = {"resident-memcpy", "resident-zerocopy"};
+    char mode[24];
     int n = 0;
-    for (int m = 0; m < 2; m++)
+    for (int m = 0; m < 3; m++)
         for (int p = 0; p < 3; p++)
-            if ((o->modes >> m & 1) && (o->policies >> p & 1)) {
-                snprintf(s[n].mode, sizeof s[n].mode, "%s", mode_names[m]);
-                snprintf(s[n].policy, sizeof s[n].policy, "%s", policy_names[p]);
-                s[n].graph = m, s[n].kind = LAT_E2E, s[n].wait = (bc_sched_policy)p;
-                n++;
-            }
+            if ((o->modes >> m & 1) && (o->policies >> p & 1))
+                add(s, &n, mode_names[m], policy_names[p], m == 1, 0, LAT_E2E, (bc_sched_policy)p,
+                    m == 2 ? LAT_RES_DEVICE : LAT_RES_NONE);
+    for (int io = 0; io < 2 && o->io; io++)
+        for (int p = 0; p < 3; p++)
+            if (o->policies >> p & 1)
+                add(s, &n, io_modes[io], policy_names[p], 0, 0, LAT_E2E, (bc_sched_policy)p,
+                    io ? LAT_RES_ZEROCOPY : LAT_RES_MEMCPY);
     for (int fl = 0; fl < 2; fl++) {
-        for (int m = 0; m < 2; m++)
-            if (o->modes >> m & 1) {
-                snprintf(s[n].mode, sizeof s[n].mode, "%s%s", mode_names[m], fl ? "-1x1x8" : "");
-                snprintf(s[n].policy, sizeof s[n].policy, "launch_call");
-                s[n].graph = m, s[n].floor = fl, s[n].kind = LAT_LAUNCH, s[n].wait = BC_SCHED_SPIN;
-                n++;
+        for (int m = 0; m < 3; m++)
+            if ((o->modes >> m & 1) && !(fl && m == 2)) {
+                snprintf(mode, sizeof mode, "%s%s", mode_names[m], fl ? "-1x1x8" : "");
+                add(s, &n, mode, "launch_call", m == 1, fl, LAT_LAUNCH, BC_SCHED_SPIN,
+                    m == 2 ? LAT_RES_DEVICE : LAT_RES_NONE);
             }
-        if (fl == 0) /* the floor end to end, spin wait, beside the launch-call floor */
-            for (int m = 0; m < 2; m++)
-                if (o->modes >> m & 1) {
-                    snprintf(s[n].mode, sizeof s[n].mode, "%s-1x1x8", mode_names[m]);
-                    snprintf(s[n].policy, sizeof s[n].policy, "spin");
-                    s[n].graph = m, s[n].floor = 1, s[n].kind = LAT_E2E, s[n].wait = BC_SCHED_SPIN;
-                    n++;
-                }
+        for (int m = 0; m < 2 && fl == 0; m++) /* the floor end to end, spin wait, beside the launch-call floor */
+            if (o->modes >> m & 1) {
+                snprintf(mode, sizeof mode, "%s-1x1x8", mode_names[m]);
+                add(s, &n, mode, "spin", m == 1, 1, LAT_E2E, BC_SCHED_SPIN, LAT_RES_NONE);
+            }
     }
-    /* the raw floor: one cuLaunchKernelEx of a kernel that does nothing */
-    snprintf(s[n].mode, sizeof s[n].mode, "empty-kernel");
-    snprintf(s[n].policy, sizeof s[n].policy, "launch_call");
-    s[n].graph = 0, s[n].floor = 2, s[n].kind = LAT_LAUNCH, s[n].wait = BC_SCHED_SPIN;
-    n++;
-    /* and end to end: the launch-and-wait floor of this machine and driver */
-    snprintf(s[n].mode, sizeof s[n].mode, "empty-kernel");
-    snprintf(s[n].policy, sizeof s[n].policy, "spin");
-    s[n].graph = 0, s[n].floor = 2, s[n].kind = LAT_E2E, s[n].wait = BC_SCHED_SPIN;
-    n++;
+    /* the raw floor: one cuLaunchKernelEx of a kernel that does nothing, the call alone and end to end */
+    add(s, &n, "empty-kernel", "launch_call", 0, 2, LAT_LAUNCH, BC_SCHED_SPIN, LAT_RES_NONE);
+    add(s, &n, "empty-kernel", "spin", 0, 2, LAT_E2E, BC_SCHED_SPIN, LAT_RES_NONE);
     for (int i = 0; i < n; i++) {
         s[i].ns = store + (size_t)(2 * i) * (size_t)o->runs;
         s[i].sorted = store + (size_t)(2 * i + 1) * (size_t)o->runs;
@@ -330,23 +245,37 @@ static int plan_series(const lat_opts *o, lat_series *s, uint64_t *store)
     return n;
 }
 
+/* One launch of series s: the empty kernel, the graph, or the plans in order. */
+static bc_status launch(lat_ctx *c, const lat_series *s)
+{
+    if (s->floor == 2)
+        return bc_selftest_empty_launch(c->s);
+    if (s->graph)
+        return bc_graph_launch(s->floor ? c->fgraph : c->graph, c->s);
+    if (s->floor)
+        return bc_gemm_launch(c->fplan, c->s);
+    bc_status st = BC_OK;
+    for (int i = 0; i < c->nseq && !st; i++)
+        st = bc_gemm_launch(c->seq[i], c->s);
+    return st;
+}
+
 /* The timed loop: warm-up runs first (not recorded), then o->runs samples. */
 static bc_status measure(lat_ctx *c, lat_series *s)
 {
-    const bc_gemm_plan *p = s->floor ? c->fplan : c->plan;
-    const bc_graph *g = s->floor ? c->fgraph : c->graph;
     const uint64_t timeout = c->o->timeout_ns;
     bc_stream *st = c->s;
-    TRY(bc_stream_set_wait_policy(st, s->wait));
-    TRY(bc_stream_wait(st, timeout));
+    if (s->resident) {
+        bc_status r = lat_resident_measure(&c->rs, st, s, c->o->warmup, c->o->runs, timeout);
+        if (r)
+            return r;
+    }
+    LAT_TRY(bc_stream_set_wait_policy(st, s->wait));
+    LAT_TRY(bc_stream_wait(st, timeout));
     const int call_only = s->kind == LAT_LAUNCH;
-    for (int i = -c->o->warmup; i < c->o->runs; i++) {
-        bc_status r;
+    for (int i = -c->o->warmup; i < c->o->runs && !s->resident; i++) {
         const uint64_t t0 = bc_cli_now_ns();
-        if (s->floor == 2)
-            r = bc_selftest_empty_launch(st);
-        else
-            r = s->graph ? bc_graph_launch(g, st) : bc_gemm_launch(p, st);
+        bc_status r = launch(c, s);
         const uint64_t t1 = call_only ? bc_cli_now_ns() : 0;
         if (r) {
             bc_cli_report_call("latency", s->floor == 2 ? "bc_selftest_empty_launch"
@@ -415,6 +344,13 @@ static int run(lat_ctx *c, bc_device_info *di, int prio_eff)
     };
     bc_gemm_plan_query(c->plan, &r.plan);
     bc_gemm_plan_query(c->fplan, &r.floor_plan);
+    char network[96];
+    if (o->mlp) {
+        snprintf(network, sizeof network, "mlp %s", o->mlp);
+        r.network = network;
+    }
+    if (c->rs.exec)
+        r.resident = &c->rs.info;
     if (o->json)
         lat_print_json(&r);
     else
@@ -442,8 +378,13 @@ int bc_cmd_latency(int argc, char **argv)
     const size_t ab = bc_dtype_bytes(o.ab), ob = bc_dtype_bytes(o.out);
     bc_device_config cfg;
     bc_device_config_default(&cfg);
-    /* A, B, D, the floor plan's and slack */
+    /* A, B, D (or the mlp's weights and activations), the floor plan's and slack; the pinned inputs
+     * and outputs of the zero-copy mode */
     cfg.device_arena_bytes = (size_t)((o.m + o.n) * o.k) * ab + (size_t)(o.m * o.n) * ob + (128u << 20);
+    for (int l = 0; o.mlp && l < o.layers; l++)
+        cfg.device_arena_bytes += (size_t)((o.width[l] + 1 + o.batch) * o.width[l + 1] + o.batch * o.width[l]) * 2;
+    const size_t io_bytes = (size_t)(o.m * o.k) * ab + (size_t)(o.m * o.n) * ob + (4u << 20);
+    cfg.host_arena_bytes = io_bytes > cfg.host_arena_bytes ? io_bytes : cfg.host_arena_bytes;
     bc_status st = bc_device_open(&cfg, &c.dev);
     if (st) { /* the one-line message every command prints for a missing driver or device */
         bc_cli_report("latency", st);
@@ -451,13 +392,14 @@ int bc_cmd_latency(int argc, char **argv)
     }
     bc_device_info di;
     int prio_eff = 0, rc;
-    st = setup(&c, &di, &prio_eff);
+    st = lat_setup(&c, &di, &prio_eff);
     if (st)
         rc = bc_cli_exit_code(st);
     else if (c.verify_failed)
         rc = BC_EXIT_VERIFY;
     else
         rc = run(&c, &di, prio_eff);
+    bc_mlp_destroy(c.dev, &c.mlp); /* its host copies; the device's close takes the rest */
     bc_device_close(c.dev);
     free(c.host_a), free(c.host_b), free(c.row_buf), free(c.ref_buf);
     return rc;

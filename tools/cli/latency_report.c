@@ -13,8 +13,20 @@ static void shape_str(const lat_report *r, int floor, char *buf, size_t cap)
 {
     if (floor)
         snprintf(buf, cap, "1x1x8");
+    else if (r->network)
+        snprintf(buf, cap, "%s", r->network);
     else
         snprintf(buf, cap, "%lldx%lldx%lld", (long long)r->m, (long long)r->n, (long long)r->k);
+}
+
+/* What series s times: the call the host makes. */
+static const char *call_of(const lat_series *s)
+{
+    if (s->floor == 2)
+        return "cuLaunchKernelEx_empty";
+    if (s->resident)
+        return s->kind == LAT_LAUNCH ? "bc_resident_ring" : "bc_resident_step";
+    return s->graph ? "bc_graph_launch" : "bc_gemm_launch";
 }
 
 static void row(const lat_series *s, const char *label)
@@ -36,12 +48,16 @@ void lat_print_text(const lat_report *r)
         snprintf(pin, sizeof pin, "thread pinned to CPU %d", r->cpu);
     else
         snprintf(pin, sizeof pin, "thread not pinned");
+    if (r->resident)
+        printf("  resident executor: %s, %u CTAs (one per SM) held, %u operations, %u grid barriers per step\n",
+               r->resident->config, r->resident->sm_count, r->resident->operations, r->resident->barriers);
     printf("  %d runs per series after %d warm-up runs; stream priority asked %d, effective %d (device range %d..%d); "
            "%s; results %s\n",
            r->runs, r->warmup, r->prio_asked, r->prio_effective, r->prio_greatest, r->prio_least, pin,
            r->checked ? "checked against the CPU reference" : "NOT checked (--no-check)");
     printf("  percentiles by nearest rank; microseconds\n\n");
-    printf("end to end: clock_gettime before the launch call -> bc_stream_wait returned (host sees completion)\n");
+    printf("end to end: clock_gettime before the launch call -> bc_stream_wait returned (host sees completion)%s\n",
+           r->resident ? ";\n  resident modes: before bc_resident_step (and the input's copy) -> it returned (and the output's)" : "");
     printf("  %-34s %9s %9s %9s %9s %9s %9s\n", "mode / wait policy", "p50", "p90", "p99", "p99.9", "max", "mean");
     for (int i = 0; i < r->count; i++) {
         const lat_series *s = &r->series[i];
@@ -52,8 +68,11 @@ void lat_print_text(const lat_report *r)
             continue;
         }
         shape_str(r, s->floor, shape, sizeof shape);
-        snprintf(label, sizeof label, "%s / %s%s%s", s->graph ? "graph" : "stream", s->policy,
-                 s->floor ? "  " : "", s->floor ? shape : "");
+        if (s->resident)
+            snprintf(label, sizeof label, "%s / %s", s->mode, s->policy);
+        else
+            snprintf(label, sizeof label, "%s / %s%s%s", s->graph ? "graph" : "stream", s->policy,
+                     s->floor ? "  " : "", s->floor ? shape : "");
         row(s, label);
     }
     printf("\nhost cost of the launch call alone (until it returns; a spin wait after each, not timed)\n");
@@ -67,7 +86,7 @@ void lat_print_text(const lat_report *r)
             continue;
         }
         shape_str(r, s->floor, shape, sizeof shape);
-        snprintf(label, sizeof label, "%s %s", s->graph ? "bc_graph_launch" : "bc_gemm_launch", shape);
+        snprintf(label, sizeof label, "%s %s", call_of(s), shape);
         row(s, label);
     }
     printf("  floor: \"raw cuLaunchKernelEx, empty kernel\" is one driver call launching a kernel that does\n"
@@ -82,8 +101,8 @@ static void json_series(const lat_report *r, const lat_series *s)
     printf("{\"mode\":\"%s\",\"policy\":\"%s\",\"what\":\"%s\",\"call\":\"%s\",\"shape\":\"%s\",\"n\":%zu,"
            "\"p50_us\":%.3f,\"p90_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,\"max_us\":%.3f,\"min_us\":%.3f,"
            "\"mean_us\":%.3f}",
-           s->graph ? "graph" : "stream", s->policy, s->kind == LAT_E2E ? "end_to_end" : "launch_call",
-           s->floor == 2 ? "cuLaunchKernelEx_empty" : s->graph ? "bc_graph_launch" : "bc_gemm_launch",
+           s->resident ? s->mode : s->graph ? "graph" : "stream", s->policy,
+           s->kind == LAT_E2E ? "end_to_end" : "launch_call", call_of(s),
            s->floor == 2 ? "empty" : shape, m->n, us(m->p50), us(m->p90), us(m->p99),
            us(m->p999), us(m->max), us(m->min), m->mean / 1e3);
 }
@@ -100,6 +119,13 @@ void lat_print_json(const lat_report *r)
     printf(",\"grid\":%u,\"cluster\":%u,\"split_k\":%u,\"floor_config\":", r->plan.grid_x, r->plan.cluster_x,
            r->plan.split_k);
     bc_cli_json_string(stdout, r->floor_plan.config);
+    if (r->network) {
+        printf(",\"network\":");
+        bc_cli_json_string(stdout, r->network);
+    }
+    if (r->resident)
+        printf(",\"resident_sm_count\":%u,\"resident_operations\":%u,\"resident_barriers\":%u", r->resident->sm_count,
+               r->resident->operations, r->resident->barriers);
     printf(",\"runs\":%d,\"warmup\":%d,\"cpu\":%d,\"priority_asked\":%d,\"priority_effective\":%d,\"checked\":%s,"
            "\"rows_checked\":%lld,\"percentiles\":\"nearest-rank\",\"rows\":[",
            r->runs, r->warmup, r->cpu, r->prio_asked, r->prio_effective, r->checked ? "true" : "false",
@@ -134,14 +160,15 @@ int lat_write_csv(const lat_report *r, const char *path)
 
 int lat_write_svg(const lat_report *r, const char *path)
 {
-    bc_svg_series s[16];
-    char names[16][48];
+    bc_svg_series s[32];
+    char names[32][48];
     int n = 0;
-    for (int i = 0; i < r->count && n < 16; i++) {
+    for (int i = 0; i < r->count && n < 32; i++) {
         const lat_series *x = &r->series[i];
         if (x->kind != LAT_E2E || x->floor)
             continue;
-        snprintf(names[n], sizeof names[n], "%s / %s wait", x->graph ? "graph" : "stream", x->policy);
+        snprintf(names[n], sizeof names[n], "%s / %s wait", x->resident ? x->mode : x->graph ? "graph" : "stream",
+                 x->policy);
         s[n].name = names[n];
         s[n].sorted_ns = x->sorted;
         s[n].n = x->n;
@@ -151,11 +178,11 @@ int lat_write_svg(const lat_report *r, const char *path)
         fprintf(stderr, "barecuda latency: no end-to-end series to draw in %s\n", path);
         return -1;
     }
-    char title[256];
-    snprintf(title, sizeof title, "barecuda latency %lldx%lldx%lld %s->%s [%s]\n%s: host call -> completion seen "
+    char title[256], shape[96];
+    shape_str(r, 0, shape, sizeof shape);
+    snprintf(title, sizeof title, "barecuda latency %s %s->%s [%s]\n%s: host call -> completion seen "
                                   "by the host, %d runs per series",
-             (long long)r->m, (long long)r->n, (long long)r->k, bc_cli_dtype_name(r->ab), bc_cli_dtype_name(r->out),
-             r->plan.config, r->device, r->runs);
+             shape, bc_cli_dtype_name(r->ab), bc_cli_dtype_name(r->out), r->plan.config, r->device, r->runs);
     FILE *f = fopen(path, "w");
     if (f == NULL) {
         fprintf(stderr, "barecuda latency: cannot write %s: %s\n", path, strerror(errno));

@@ -14,7 +14,7 @@ static const struct {
     {"fatbin", bc_cmd_fatbin, "inspect a fatbin: one row per entry (--json)"},
     {"gemm", bc_cmd_gemm, "run one GEMM on random data and check it against the CPU"},
     {"bench", bc_cmd_bench, "time GEMM shapes (device time per GEMM)"},
-    {"latency", bc_cmd_latency, "end-to-end latency distribution of one GEMM plan"},
+    {"latency", bc_cmd_latency, "end-to-end latency distribution of a GEMM plan or an MLP, launched or resident"},
 };
 
 static void usage(FILE *f)

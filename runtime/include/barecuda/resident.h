@@ -28,37 +28,65 @@ extern "C" {
 
 typedef struct bc_resident bc_resident;
 
+/* One copy the executor's kernel makes itself each step, between mapped
+ * pinned host memory and device memory, with 16-byte loads and stores: a
+ * step's inputs (host -> device, before the first plan) and outputs
+ * (device -> host, after the last plan) can live in host memory that the
+ * control loop reads and writes directly, with no copy call per step. */
+typedef struct bc_resident_copy {
+    void *host;      /* inside this device's pinned host pool (bc_host_alloc), 16-byte aligned */
+    bc_devptr dev;   /* device memory, 16-byte aligned */
+    size_t bytes;    /* a multiple of 16, at least 16 */
+} bc_resident_copy;
+
 typedef struct bc_resident_config {
     uint32_t sm_count;     /* CTAs the executor holds, one per SM; 0 = the default (README) */
     uint32_t spin_ns;      /* after each step, poll the doorbell without sleeping this long */
     uint32_t max_sleep_ns; /* idle back-off: the longest sleep between two polls */
+    const bc_resident_copy *inputs;  /* copied host -> device at the start of each step; NULL: none */
+    uint32_t input_count;
+    const bc_resident_copy *outputs; /* copied device -> host at the end of each step; NULL: none */
+    uint32_t output_count;
 } bc_resident_config;
+
+/* At most this many operations (plans + inputs + outputs) per executor. */
+#define BC_RESIDENT_MAX_OPERATIONS 16
 
 /* Contract: fills *out_cfg with the defaults (README, "Resident executor"). */
 bc_status bc_resident_config_default(bc_resident_config *out_cfg);
 
 /* Contract: builds the program for plans[0..count-1] (run in that order each
- * step): their tensor maps and epilogues in one device block, the barriers
- * between dependent plans, the doorbell and completion words in the pinned
- * host pool. The plans must be whole-tile sm_90a plans of one configuration
- * (BC_ERR_INVALID_ARGUMENT naming the first that is not); they may be
- * destroyed afterwards. Nothing is launched. On failure *out_res is
- * untouched and nothing is leaked. */
+ * step, after cfg->inputs and before cfg->outputs): their tensor maps and
+ * epilogues in one device block, the barriers between dependent operations,
+ * the doorbell and completion words in the pinned host pool. The plans must
+ * be whole-tile sm_90a plans of one configuration with a resident kernel
+ * (every whole-tile one but sm90_128x256; BC_ERR_INVALID_ARGUMENT naming
+ * the first that is not); they may be destroyed afterwards. cfg may be NULL
+ * (the defaults). BC_ERR_LAUNCH_CONFIG when the device cannot keep
+ * cfg->sm_count CTAs resident at once; BC_ERR_NOT_SUPPORTED without
+ * cooperative launch. Nothing is launched. On failure *out_res is untouched
+ * and nothing is leaked. */
 bc_status bc_resident_create(bc_device *dev, const bc_gemm_plan *const *plans, int count,
                              const bc_resident_config *cfg, bc_resident **out_res);
 
 /* Contract: launches the persistent kernel on `stream` (which it occupies
- * until bc_resident_stop). BC_ERR_INVALID_ARGUMENT if already started. */
+ * until bc_resident_stop; the stream must outlive the run), cooperatively,
+ * cfg.sm_count CTAs. BC_ERR_INVALID_ARGUMENT if already started or if the
+ * stream belongs to another device. A stopped executor may be started
+ * again; step numbering continues. */
 bc_status bc_resident_start(bc_resident *res, bc_stream *stream);
 
 /* Contract: rings the doorbell for one step of the whole sequence and
  * returns without waiting. No driver call. BC_ERR_NOT_READY if the previous
- * step has not completed yet (wait for it first). */
+ * step has not completed yet (wait for it first); BC_ERR_INVALID_ARGUMENT
+ * if the executor is not started. */
 bc_status bc_resident_ring(bc_resident *res);
 
 /* Contract: waits until the last rung step has completed, or `timeout_ns`
  * has passed (BC_ERR_TIMEOUT: the step is still pending; wait again, or
- * stop). No driver call. */
+ * stop), polling with the start stream's wait policy. No driver call while
+ * the step completes in time; when the bound expires, one stream query
+ * tells a faulted kernel (BC_ERR_DEVICE_LOST) from a slow one. */
 bc_status bc_resident_wait(bc_resident *res, uint64_t timeout_ns);
 
 /* Contract: bc_resident_ring then bc_resident_wait. */
@@ -66,23 +94,31 @@ bc_status bc_resident_step(bc_resident *res, uint64_t timeout_ns);
 
 /* Contract: tells the kernel to exit after any step in progress and waits,
  * bounded by timeout_ns, for its stream to drain. BC_ERR_TIMEOUT if it did
- * not end in time (see README: what that means and what to do). */
+ * not end in time: it is still running; stop again, or close the device
+ * (README, "Resident executor"). BC_OK at once if not running. */
 bc_status bc_resident_stop(bc_resident *res, uint64_t timeout_ns);
 
 typedef struct bc_resident_info {
     const char *config;     /* tile configuration of every plan */
     uint32_t sm_count;      /* CTAs held */
     uint32_t plans;
-    uint32_t barriers;      /* grid-wide barriers per step */
+    uint32_t barriers;      /* grid-wide barriers per step between operations (beyond the start and end of a step) */
+    uint32_t operations;    /* plans + inputs + outputs */
     uint64_t steps_done;    /* completion count */
     int running;
 } bc_resident_info;
 
+/* The bound bc_resident_destroy and bc_device_close give a running kernel
+ * to stop: 1 s. */
+#define BC_RESIDENT_STOP_BOUND_NS 1000000000ull
+
 /* Contract: describes the executor; reads the completion word, no driver call. */
 bc_status bc_resident_query(const bc_resident *res, bc_resident_info *out_info);
 
-/* Contract: stops the kernel if it runs (bounded as bc_resident_stop with
- * the device's default bound), frees everything. NULL is a no-op. */
+/* Contract: stops the kernel if it runs (bounded as bc_resident_stop, for
+ * BC_RESIDENT_STOP_BOUND_NS), frees everything. A kernel that did not stop
+ * keeps its memory until bc_device_close, which ends it with the context.
+ * NULL is a no-op. */
 void bc_resident_destroy(bc_resident *res);
 
 #ifdef __cplusplus

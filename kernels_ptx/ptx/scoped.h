@@ -1,0 +1,56 @@
+/* Loads, stores and reductions with explicit memory-model semantics and
+ * scope (PTX ISA, "Memory Consistency Model"): the grid barrier and the
+ * host doorbell of the resident kernel. Addresses are generic (global
+ * memory, or mapped pinned host memory whose device address the driver
+ * gave). .gpu scope orders against other CTAs of this GPU; .sys also
+ * against the host. */
+#ifndef BC_PTX_SCOPED_H
+#define BC_PTX_SCOPED_H
+#include "sreg.h"
+BC_DEVICE uint64_t bc_ld_acquire_gpu_u64(uint64_t a)
+{
+    uint64_t v;
+    asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(a) : "memory");
+    return v;
+}
+BC_DEVICE uint64_t bc_ld_acquire_sys_u64(uint64_t a)
+{
+    uint64_t v;
+    asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(a) : "memory");
+    return v;
+}
+BC_DEVICE void bc_st_release_gpu_u64(uint64_t a, uint64_t v)
+{
+    asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(a), "l"(v) : "memory");
+}
+BC_DEVICE void bc_st_release_sys_u64(uint64_t a, uint64_t v)
+{
+    asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(a), "l"(v) : "memory");
+}
+/* *a += v, no result; release: this thread's earlier writes (and those it
+ * observed, cumulatively) are visible before the addition is. */
+BC_DEVICE void bc_red_release_gpu_add_u64(uint64_t a, uint64_t v)
+{
+    asm volatile("red.release.gpu.add.u64 [%0], %1;" ::"l"(a), "l"(v) : "memory");
+}
+BC_DEVICE void bc_red_release_sys_add_u64(uint64_t a, uint64_t v)
+{
+    asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(a), "l"(v) : "memory");
+}
+/* 16 bytes, strong at system scope: data the host writes or reads between
+ * steps (a step's host-memory inputs and outputs) never comes from, or
+ * stays in, a cache the host does not see. 16-byte aligned. */
+typedef uint32_t bc_u32x4 __attribute__((ext_vector_type(4)));
+BC_DEVICE bc_u32x4 bc_ld_relaxed_sys_v4(uint64_t a)
+{
+    bc_u32x4 v;
+    asm volatile("ld.relaxed.sys.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(a) : "memory");
+    return v;
+}
+BC_DEVICE void bc_st_relaxed_sys_v4(uint64_t a, bc_u32x4 v)
+{
+    asm volatile("st.relaxed.sys.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(a), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                 : "memory");
+}
+#endif

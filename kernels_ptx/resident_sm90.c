@@ -1,0 +1,410 @@
+/* Hopper (sm_90a) resident executor: one persistent kernel per whole-tile
+ * GEMM configuration that runs a fixed program (resident_abi.h) each time
+ * the host rings its doorbell, with no launch per step.
+ *
+ * Included by image_sm90.c after gemm_sm90.c: the GEMM work is the launched
+ * kernel's own per-tile functions (sm90_produce_tile, sm90_consume_tile: the
+ * same main loop and epilogue), so each output tile is reduced and rounded
+ * exactly as a launch of the plan does it (byte-identical results). The
+ * shared-memory map is the configuration's, followed by the operation infos
+ * (copied from the program once per launch) and one broadcast word.
+ *
+ * A step:
+ *   1. CTA 0's thread 0 polls the doorbell (ld.acquire.sys on mapped pinned
+ *      memory) until it holds a new sequence number or the stop bit, and
+ *      releases it to the other CTAs through the sync block's step word
+ *      (st.release.gpu); their thread 0 polls that word (ld.acquire.gpu).
+ *      Idle polling spins for spin_ns after a step, then sleeps between
+ *      polls, doubling up to max_sleep_ns.
+ *   2. The operations run in order, in phases: an operation flagged
+ *      `barrier` starts a new phase after a grid-wide barrier. Within a
+ *      phase, copies run first over every thread of the grid, then the
+ *      GEMMs' tiles, concatenated into one list that CTA b walks from b in
+ *      strides of the grid size. When the phase before a barrier does not
+ *      write a GEMM's B (weights: prefetch_b), the producer loads the B
+ *      halves of its first tile's first stages before the barrier and their
+ *      A halves after it (one expect-tx covers both), so the weights' load
+ *      overlaps the barrier.
+ *   3. Every CTA arrives once more; CTA 0 waits for all and writes the step's
+ *      sequence number to the completion word (st.release.sys).
+ *
+ * The grid barrier is a counter that only grows (u64: never wraps): each
+ * CTA's thread 0 adds 1 with release semantics and waits until it reaches
+ * (barriers so far) x (grid size) with acquire semantics; the CTA's other
+ * threads meet it at barrier 0 before and after, as the cooperative-groups
+ * grid sync does (a CTA barrier, then one thread's gpu-scope release and
+ * acquire). Data written by TMA stores is in the async proxy: each storing
+ * thread waits for its bulk stores to complete (cp.async.bulk.wait_group 0,
+ * not .read: the writes themselves) and issues fence.proxy.async.global
+ * before its CTA arrives; after the barrier the producer thread issues
+ * fence.proxy.async.global again before TMA loads read what other CTAs
+ * wrote (PTX ISA, memory consistency model, "proxies": a generic release /
+ * acquire pair orders async-proxy accesses only through proxy fences on
+ * both sides; NVIDIA's tilus documents fence.proxy.async as required for
+ * TMA writes followed by generic reads and generic writes followed by TMA
+ * reads; public persistent Hopper kernels signal other CTAs after
+ * wait_group 0, fence.proxy.async.global and a release, and fence again
+ * after the acquire before their TMA loads).
+ *
+ * The grid is launched cooperatively with one CTA per SM, so every CTA is
+ * resident and the barrier cannot deadlock.
+ */
+#include "ptx/scoped.h"
+#include "resident_abi.h"
+
+typedef __attribute__((address_space(3))) bc_resident_opinfo res_info_s;
+typedef __attribute__((address_space(3))) bc_u32x4 res_v4_s;
+
+/* Loop state of thread 0 (and the word it hands to its CTA), kept in shared
+ * memory so that it takes no registers in the consumers' code. */
+typedef struct res_ctl {
+    uint64_t word;       /* the doorbell value of the step in hand */
+    uint64_t seen;       /* the last step run */
+    uint64_t syncs;      /* grid barriers and arrivals so far */
+    uint64_t step_word;  /* the last step word read (CTAs other than 0) */
+    uint64_t idle_since; /* globaltimer when the last step ended */
+} res_ctl;
+typedef __attribute__((address_space(3))) res_ctl res_ctl_s;
+
+_Static_assert(sizeof(res_ctl) <= BC_RESIDENT_SMEM_EXTRA - 96 * BC_RESIDENT_MAX_OPS, "resident control block");
+/* the epilogue reads its parameters in place from the shared copy */
+_Static_assert(__builtin_offsetof(bc_resident_opinfo, d) == __builtin_offsetof(bc_epi, d) &&
+                   __builtin_offsetof(bc_resident_opinfo, c) == __builtin_offsetof(bc_epi, c) &&
+                   __builtin_offsetof(bc_resident_opinfo, bias) == __builtin_offsetof(bc_epi, bias) &&
+                   __builtin_offsetof(bc_resident_opinfo, m) == __builtin_offsetof(bc_epi, m) &&
+                   __builtin_offsetof(bc_resident_opinfo, n) == __builtin_offsetof(bc_epi, n) &&
+                   __builtin_offsetof(bc_resident_opinfo, ldd) == __builtin_offsetof(bc_epi, ldd) &&
+                   __builtin_offsetof(bc_resident_opinfo, ldc) == __builtin_offsetof(bc_epi, ldc) &&
+                   __builtin_offsetof(bc_resident_opinfo, alpha) == __builtin_offsetof(bc_epi, alpha) &&
+                   __builtin_offsetof(bc_resident_opinfo, beta) == __builtin_offsetof(bc_epi, beta) &&
+                   __builtin_offsetof(bc_resident_opinfo, flags) == __builtin_offsetof(bc_epi, flags),
+               "bc_resident_opinfo must begin with bc_epi's fields");
+
+#define RES_SLEEP_MIN_NS 256u
+
+/* Where the resident part of shared memory starts: after the barriers. */
+BC_DEVICE uint32_t res_smem(sm90_shape g, uint32_t base) { return sm90_empty(g, base, g.stages); }
+
+BC_DEVICE const res_info_s *res_info(sm90_shape g, uint32_t base, uint32_t j)
+{
+    return (const res_info_s *)(uintptr_t)(res_smem(g, base) + 96u * j);
+}
+
+BC_DEVICE res_ctl_s *res_ctl_of(sm90_shape g, uint32_t base)
+{
+    return (res_ctl_s *)(uintptr_t)(res_smem(g, base) + 96u * BC_RESIDENT_MAX_OPS);
+}
+
+/* The ring position (producer and consumers) and the count of staging
+ * buffers used (consumers): per thread, across tiles, operations and steps. */
+typedef struct res_state {
+    uint32_t stage, phase, seq;
+} res_state;
+
+/* Spins, then sleeps between polls, doubling the sleep up to max_ns. */
+BC_DEVICE void res_backoff(uint64_t idle_since, uint32_t spin_ns, uint32_t max_ns, uint32_t *sleep_ns)
+{
+    if (bc_globaltimer_ns() - idle_since < spin_ns)
+        return;
+    bc_nanosleep(*sleep_ns);
+    if (*sleep_ns < max_ns)
+        *sleep_ns = *sleep_ns * 2u < max_ns ? *sleep_ns * 2u : max_ns;
+}
+
+/* Thread 0 of each CTA: waits for the next doorbell value. CTA 0 reads the
+ * doorbell and hands it on; the others read the step word. */
+BC_DEVICE void res_next_step(res_ctl_s *ctl, uint64_t doorbell, uint64_t sync, uint32_t spin_ns,
+                              uint32_t max_sleep_ns)
+{
+    const uint64_t idle_since = ctl->idle_since;
+    uint32_t sleep_ns = RES_SLEEP_MIN_NS;
+    uint64_t v;
+    if (bc_ctaid_x() == 0) {
+        const uint64_t seen = ctl->seen;
+        for (;;) {
+            v = bc_ld_acquire_sys_u64(doorbell);
+            if ((v & BC_RESIDENT_SEQ_MASK) != seen || (v & BC_RESIDENT_STOP))
+                break;
+            res_backoff(idle_since, spin_ns, max_sleep_ns, &sleep_ns);
+        }
+        bc_st_release_gpu_u64(sync + BC_RESIDENT_SYNC_STEP, v);
+    } else {
+        const uint64_t last = ctl->step_word;
+        while ((v = bc_ld_acquire_gpu_u64(sync + BC_RESIDENT_SYNC_STEP)) == last)
+            res_backoff(idle_since, spin_ns, max_sleep_ns, &sleep_ns);
+        ctl->step_word = v;
+    }
+    ctl->word = v;
+}
+
+/* Before a CTA arrives: every storing thread's TMA stores are complete and
+ * ordered before its generic accesses (then the CTA barrier). */
+BC_DEVICE void res_publish_stores(uint32_t tid)
+{
+    if (tid >= BC_SM90_PRODUCER_THREADS && tid % 128u == 0) {
+        bc_bulk_wait_all();
+        bc_fence_proxy_async_global();
+    }
+    bc_syncthreads_divergent();
+}
+
+/* A grid-wide barrier (every thread of every CTA). */
+BC_DEVICE void res_grid_sync(res_ctl_s *ctl, uint64_t sync, uint32_t tid)
+{
+    res_publish_stores(tid);
+    if (tid == 0) {
+        const uint64_t target = ++ctl->syncs * bc_nctaid_x();
+        bc_red_release_gpu_add_u64(sync + BC_RESIDENT_SYNC_ARRIVE, 1);
+        while (bc_ld_acquire_gpu_u64(sync + BC_RESIDENT_SYNC_ARRIVE) < target) {
+        }
+    }
+    bc_syncthreads_divergent();
+    if (tid == 0)
+        bc_fence_proxy_async_global(); /* the TMA loads below read what other CTAs wrote */
+}
+
+/* The step's end: every CTA arrives; CTA 0 waits for all of them and
+ * reports the step complete to the host. */
+BC_DEVICE void res_finish_step(res_ctl_s *ctl, uint64_t sync, uint64_t done, uint32_t sys_release, uint32_t tid)
+{
+    res_publish_stores(tid);
+    if (tid != 0)
+        return;
+    const uint64_t step = ctl->word & BC_RESIDENT_SEQ_MASK;
+    const uint64_t target = ++ctl->syncs * bc_nctaid_x();
+    if (sys_release) /* copies wrote host memory: make them visible to the host too */
+        bc_red_release_sys_add_u64(sync + BC_RESIDENT_SYNC_ARRIVE, 1);
+    else
+        bc_red_release_gpu_add_u64(sync + BC_RESIDENT_SYNC_ARRIVE, 1);
+    if (bc_ctaid_x() == 0) {
+        while (bc_ld_acquire_gpu_u64(sync + BC_RESIDENT_SYNC_ARRIVE) < target) {
+        }
+        bc_st_release_sys_u64(done, step);
+    }
+    ctl->seen = step;
+    ctl->idle_since = bc_globaltimer_ns();
+}
+
+/* A copy: 16-byte pieces spread over every thread of the grid; strong at
+ * system scope since either side may be host memory. */
+BC_DEVICE void res_copy(const res_info_s *op, uint32_t tid)
+{
+    const uint64_t nthr = (uint64_t)bc_nctaid_x() * bc_ntid_x();
+    const uint64_t dst = op->d, src = op->c, bytes = op->bias;
+    for (uint64_t i = ((uint64_t)bc_ctaid_x() * bc_ntid_x() + tid) * 16u; i < bytes; i += nthr * 16u)
+        bc_st_relaxed_sys_v4(dst + i, bc_ld_relaxed_sys_v4(src + i));
+}
+
+/* The operation of phase [j0, j1) that owns tile t of the phase's list. */
+BC_DEVICE uint32_t res_owner(sm90_shape g, uint32_t base, uint32_t j0, uint32_t j1, uint32_t t)
+{
+    uint32_t j = j0;
+    for (uint32_t i = j0; i < j1; i++) {
+        const res_info_s *op = res_info(g, base, i);
+        if (op->kind == BC_RESIDENT_OP_GEMM && t >= op->tile0)
+            j = i;
+    }
+    return j;
+}
+
+/* What the producer loaded early for its first tile of a phase: the B
+ * halves of k-blocks [0, kbs) into the ring from stage0. */
+typedef struct res_early {
+    uint32_t kbs, stage0;
+} res_early;
+
+/* Producer, before the barrier that opens phase [j0, j1): the B halves of
+ * its first tile's first stages, if that tile's B may be read early. */
+BC_DEVICE res_early res_load_b_early(sm90_shape g, uint64_t program, uint32_t base, uint32_t j0, uint32_t j1,
+                                     res_state *s)
+{
+    res_early early = {0, s->stage};
+    const uint32_t t = bc_ctaid_x();
+    if (t >= res_info(g, base, j0)->phase_tiles)
+        return early;
+    const uint32_t j = res_owner(g, base, j0, j1, t);
+    const res_info_s *op = res_info(g, base, j);
+    if (op->kind != BC_RESIDENT_OP_GEMM || !op->prefetch_b)
+        return early;
+    const bc_tile tile = bc_tile_of(t - op->tile0, op->tiles_m, op->tiles_n, op->group_m);
+    const uint64_t tmap_b = program + (uint64_t)j * sizeof(bc_resident_op) + 128u;
+    early.kbs = op->k_blocks < g.stages ? op->k_blocks : g.stages;
+    for (uint32_t kb = 0; kb < early.kbs; kb++) {
+        bc_mbar_wait(sm90_empty(g, base, s->stage), bc_ring_empty_parity(s->phase));
+        const uint32_t full = sm90_full(g, base, s->stage);
+        bc_mbar_arrive_expect_tx(full, BC_SM90_STAGE_BYTES(g.ar, g.bn)); /* A's bytes come after the barrier */
+        bc_tma_load_2d(sm90_stage(g, base, s->stage) + BC_SM90_A_STAGE_BYTES(g.ar), tmap_b,
+                       (int32_t)(kb * BC_SM90_BK), (int32_t)(tile.n * g.bn), full);
+        sm90_advance(g, &s->stage, &s->phase);
+    }
+    return early;
+}
+
+/* Producer, after the barrier: the A halves of the stages loaded early. */
+BC_DEVICE void res_load_a_late(sm90_shape g, uint64_t tmap_a, bc_tile tile, uint32_t base, res_early early)
+{
+    uint32_t stage = early.stage0, phase = 0;
+    for (uint32_t kb = 0; kb < early.kbs; kb++) {
+        bc_tma_load_2d(sm90_stage(g, base, stage), tmap_a, (int32_t)(kb * BC_SM90_BK),
+                       (int32_t)(tile.m * 64u * g.cons), sm90_full(g, base, stage));
+        sm90_advance(g, &stage, &phase);
+    }
+}
+
+/* This thread's part of the GEMM tiles of phase [j0, j1). */
+BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, uint32_t j0, uint32_t j1,
+                              uint32_t tiles, res_state *s, res_early early, uint32_t tid)
+{
+    const uint32_t wg = tid / 128u;
+    if (wg == 0 && tid != 0)
+        return;
+    for (uint32_t t = bc_ctaid_x(); t < tiles; t += bc_nctaid_x()) {
+        const uint32_t j = res_owner(g, base, j0, j1, t);
+        const res_info_s *op = res_info(g, base, j);
+        const bc_tile tile = bc_tile_of(t - op->tile0, op->tiles_m, op->tiles_n, op->group_m);
+        const uint64_t maps = program + (uint64_t)j * sizeof(bc_resident_op);
+        /* the epilogue reads its parameters from shared memory as it goes
+         * (the launched kernel reads them from parameter space) */
+        const bc_epi *e = (const bc_epi *)op;
+        if (wg == 0) {
+            res_load_a_late(g, maps, tile, base, early); /* the first tile's stages loaded early, if any */
+            sm90_produce_tile(g, maps, maps + 128u, maps + 512u, e, tile, early.kbs, op->k_blocks, base,
+                              op->d_type == BC_OUT_F32 ? 4u : 2u, &s->stage, &s->phase);
+            early.kbs = 0;
+            continue;
+        }
+        const uint32_t c = wg - 1u;
+        float acc[128]; /* per tile: its old values are dead between tiles */
+        bc_sm90_epi_at at = {0, 0, sm90_epi_buf(g, base, c), SM90_BAR_EPI0 + c, tid % 128u, maps + 256u,
+                             c, sm90_stage(g, base, 0), 0, BC_SM90_STAGE_BYTES(g.ar, g.bn), g.stages};
+        sm90_consume_tile(g, e, acc, &at, tile, 0, op->k_blocks, base, c, op->ab_type == 1, (int)op->d_type,
+                          &s->stage, &s->phase, &s->seq);
+    }
+}
+
+/* One step of the program. */
+BC_DEVICE void res_step(sm90_shape g, uint64_t program, uint32_t base, uint32_t nops, uint64_t sync, res_state *s,
+                        res_ctl_s *ctl, uint32_t tid)
+{
+    if (tid == 0) /* the loads below read what the host copied in, or the last step stored */
+        bc_fence_proxy_async_global();
+    for (uint32_t j0 = 0, j1; j0 < nops; j0 = j1) {
+        for (j1 = j0 + 1; j1 < nops && !res_info(g, base, j1)->barrier; j1++) {
+        }
+        res_early early = {0, 0};
+        if (res_info(g, base, j0)->barrier) {
+            if (tid == 0)
+                early = res_load_b_early(g, program, base, j0, j1, s);
+            res_grid_sync(ctl, sync, tid);
+        }
+        uint32_t tiles = 0;
+        for (uint32_t j = j0; j < j1; j++) {
+            const res_info_s *op = res_info(g, base, j);
+            if (op->kind == BC_RESIDENT_OP_COPY)
+                res_copy(op, tid);
+            else
+                tiles = op->phase_tiles;
+        }
+        if (tiles)
+            res_gemm_tiles(g, program, base, j0, j1, tiles, s, early, tid);
+    }
+}
+
+/* Start of a launch: barriers, the operation infos into shared memory, the
+ * tensor maps acquired and prefetched by the threads that use them. */
+BC_DEVICE void res_setup(sm90_shape g, uint64_t program, uint64_t first_seq, uint32_t base, uint32_t nops,
+                         uint32_t tid)
+{
+    if (tid < g.stages) {
+        bc_mbar_init(sm90_full(g, base, tid), 1);
+        bc_mbar_init(sm90_empty(g, base, tid), g.cons);
+        bc_mbar_fence_init();
+    }
+    for (uint32_t i = tid; i < nops * 6u; i += bc_ntid_x()) {
+        const uint64_t src = program + (uint64_t)(i / 6u) * sizeof(bc_resident_op) + 384u + 16u * (i % 6u);
+        *(res_v4_s *)(uintptr_t)(res_smem(g, base) + 16u * i) = *(const bc_u32x4 *)src;
+    }
+    if (tid == 0) {
+        res_ctl_s *ctl = res_ctl_of(g, base);
+        ctl->seen = first_seq;
+        ctl->syncs = 0;
+        ctl->step_word = 0;
+        ctl->idle_since = bc_globaltimer_ns();
+    }
+    bc_syncthreads();
+    for (uint32_t j = 0; j < nops; j++) {
+        const res_info_s *op = res_info(g, base, j);
+        const uint64_t maps = program + (uint64_t)j * sizeof(bc_resident_op);
+        if (op->kind != BC_RESIDENT_OP_GEMM)
+            continue;
+        if (tid == 0) {
+            bc_fence_tensormap_acquire_sys(maps);
+            bc_fence_tensormap_acquire_sys(maps + 128u);
+            bc_tma_prefetch_desc(maps);
+            bc_tma_prefetch_desc(maps + 128u);
+            if (op->flags & BC_GEMM_F_C_SMEM) { /* the producer loads C too */
+                bc_fence_tensormap_acquire_sys(maps + 512u);
+                bc_tma_prefetch_desc(maps + 512u);
+            }
+        } else if (tid >= BC_SM90_PRODUCER_THREADS && tid % 128u == 0 && (op->flags & BC_GEMM_F_TMA_STORE)) {
+            bc_fence_tensormap_acquire_sys(maps + 256u);
+            bc_tma_prefetch_desc(maps + 256u);
+        }
+    }
+}
+
+BC_DEVICE void res_kernel(sm90_shape g, uint64_t program, uint64_t sync, uint64_t doorbell, uint64_t done,
+                          uint64_t first_seq, uint32_t nops, uint32_t spin_ns, uint32_t max_sleep_ns,
+                          uint32_t sys_release)
+{
+    const uint32_t base = (bc_smem_u32(bc_sm90_smem) + 1023u) & ~1023u;
+    const uint32_t tid = bc_tid_x();
+    res_setup(g, program, first_seq, base, nops, tid);
+    if (tid < BC_SM90_PRODUCER_THREADS)
+        bc_setmaxnreg_dec(SM90_PRODUCER_REGS);
+    else
+        bc_setmaxnreg_inc(SM90_CONSUMER_REGS);
+    res_state s = {0, 0, 0};
+    res_ctl_s *ctl = res_ctl_of(g, base);
+    for (;;) {
+        if (tid == 0)
+            res_next_step(ctl, doorbell, sync, spin_ns, max_sleep_ns);
+        bc_syncthreads_divergent();
+        const uint64_t v = ctl->word;
+        if ((v & BC_RESIDENT_SEQ_MASK) != ctl->seen) {
+            res_step(g, program, base, nops, sync, &s, ctl, tid);
+            res_finish_step(ctl, sync, done, sys_release, tid);
+        }
+        if (v & BC_RESIDENT_STOP)
+            break;
+        bc_syncthreads_divergent(); /* every thread has read the control block before thread 0 writes it */
+    }
+    bc_syncthreads_divergent(); /* every wait and arrival is done: retire the barriers */
+    if (tid < g.stages) {
+        bc_mbar_inval(sm90_full(g, base, tid));
+        bc_mbar_inval(sm90_empty(g, base, tid));
+    }
+}
+
+/* One kernel per whole-tile configuration but 128x256, whose consumers
+ * already use every register the launched kernel has: the resident loop's
+ * state made it spill. The parameter is read field by field and never
+ * leaves parameter space. */
+#define BC__RESIDENT_KERNEL(name, cons, bn, stages, ks, ar)                                                 \
+    BC_KERNEL void name(bc_resident_params p)                                                               \
+    {                                                                                                       \
+        const sm90_shape g = {cons, bn, stages, ks, ar};                                                    \
+        res_kernel(g, p.program, p.sync, p.doorbell, p.done, p.first_seq, p.ops, p.spin_ns, p.max_sleep_ns, \
+                   p.sys_release);                                                                          \
+    }
+#define BC_RESIDENT_KERNEL(name, cfg) BC__APPLY(BC__RESIDENT_KERNEL, name, cfg)
+
+_Static_assert(BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X128) <= 232448, "resident 128x128: over the opt-in limit");
+_Static_assert(BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X64) <= 232448, "resident 128x64: over the opt-in limit");
+_Static_assert(BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32) <= 232448, "resident 64x32: over the opt-in limit");
+_Static_assert(BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16) <= 232448, "resident 64x32m16: over the opt-in limit");
+
+BC_RESIDENT_KERNEL(bc_resident_sm90_64x32, BC_SM90_CFG_64X32)
+BC_RESIDENT_KERNEL(bc_resident_sm90_64x32m16, BC_SM90_CFG_64X32M16)
+BC_RESIDENT_KERNEL(bc_resident_sm90_128x64, BC_SM90_CFG_128X64)
+BC_RESIDENT_KERNEL(bc_resident_sm90_128x128, BC_SM90_CFG_128X128)

@@ -1,0 +1,229 @@
+/* The resident executor's program: validation of the plans and copies, the
+ * operations the kernel runs, and where grid-wide barriers go. */
+#include <string.h>
+
+#include "error.h"
+#include "resident_internal.h"
+
+/* The resident kernel of each whole-tile sm_90a configuration. */
+static const struct {
+    const char *config;
+    bc__kernel_id kernel;
+    uint32_t smem;
+} kernels[] = {
+    {"sm90_64x32", BC_K_RESIDENT_SM90_64X32, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32)},
+    {"sm90_64x32m16", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16)},
+    {"sm90_128x64", BC_K_RESIDENT_SM90_128X64, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X64)},
+    {"sm90_128x128", BC_K_RESIDENT_SM90_128X128, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X128)},
+};
+
+/* A byte range [lo, hi). */
+typedef struct span {
+    uint64_t lo, hi;
+} span;
+
+/* What one operation reads (up to A, B, C, bias) and writes. */
+typedef struct access {
+    span rd[4];
+    int nrd;
+    span wr;
+} access;
+
+static int overlap(span a, span b) { return a.lo < b.hi && b.lo < a.hi; }
+
+/* 1 if running j in the same phase as i could change what either computes:
+ * one writes what the other reads or writes. */
+static int conflict(const access *i, const access *j)
+{
+    if (overlap(i->wr, j->wr))
+        return 1;
+    for (int r = 0; r < j->nrd; r++)
+        if (overlap(i->wr, j->rd[r]))
+            return 1;
+    for (int r = 0; r < i->nrd; r++)
+        if (overlap(j->wr, i->rd[r]))
+            return 1;
+    return 0;
+}
+
+static uint64_t esize(bc_dtype t) { return t == BC_DTYPE_F32 ? 4u : 2u; }
+
+/* The bytes of a rows x cols matrix with `ld` elements between rows (the
+ * plan has checked that this does not overflow). */
+static span matrix(uint64_t p, int64_t rows, int64_t cols, int64_t ld, uint64_t es)
+{
+    span s = {p, p + ((uint64_t)(rows - 1) * (uint64_t)ld + (uint64_t)cols) * es};
+    return s;
+}
+
+static access plan_access(const bc_gemm_desc *d)
+{
+    access a;
+    memset(&a, 0, sizeof a);
+    a.rd[a.nrd++] = matrix(d->a, d->m, d->k, d->lda, 2);
+    a.rd[a.nrd++] = matrix(d->b, d->n, d->k, d->ldb, 2);
+    if (d->beta != 0.0f)
+        a.rd[a.nrd++] = matrix(d->c, d->m, d->n, d->ldc, esize(d->d_type));
+    if (d->bias)
+        a.rd[a.nrd++] = matrix(d->bias, 1, d->n, d->n, esize(d->d_type));
+    a.wr = matrix(d->d, d->m, d->n, d->ldd, esize(d->d_type));
+    return a;
+}
+
+/* A plan as the kernel needs it: its tensor maps and the parameters of its
+ * tile walk and epilogue. */
+static void gemm_op(bc_resident_op *op, const bc_gemm_plan *pl)
+{
+    const bc_gemm_params *p = &pl->params;
+    memset(op, 0, sizeof *op);
+    memcpy(op->tmap_a, p->tmap_a, sizeof op->tmap_a);
+    memcpy(op->tmap_b, p->tmap_b, sizeof op->tmap_b);
+    memcpy(op->tmap_d, p->tmap_d, sizeof op->tmap_d);
+    memcpy(op->tmap_c, p->tmap_c, sizeof op->tmap_c);
+    bc_resident_opinfo *x = &op->x;
+    x->d = p->d, x->c = p->c, x->bias = p->bias;
+    x->m = p->m, x->n = p->n, x->ldd = p->ldd, x->ldc = p->ldc;
+    x->alpha = p->alpha, x->beta = p->beta;
+    x->flags = p->flags, x->ab_type = p->ab_type, x->d_type = p->d_type;
+    x->tiles_m = p->tiles_m, x->tiles_n = p->tiles_n, x->k_blocks = p->k_blocks, x->group_m = p->group_m;
+    x->kind = BC_RESIDENT_OP_GEMM;
+}
+
+/* A plan the resident kernels can run: sm_90a, whole tiles, one
+ * configuration for all, of this device. */
+static bc_status check_plan(bc_device *dev, const bc_gemm_plan *pl, int i, const bc__gemm_config *first,
+                            uint32_t *out_kernel)
+{
+    if (pl == NULL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans", "plans[%d] is NULL", i);
+    if (pl->dev != dev)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans", "plans[%d] was made on another device", i);
+    const bc__gemm_config *c = pl->config;
+    if (strncmp(c->name, "sm90_", 5) != 0 || c->split)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans", "plans[%d] uses %s: the executor runs whole-tile sm_90a plans",
+                       i, c->name);
+    if (first != NULL && c != first)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
+                       "plans[%d] uses %s, plans[0] %s: every plan of an executor has one configuration (pin "
+                       "bc_gemm_desc.config)",
+                       i, c->name, first->name);
+    for (uint32_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++)
+        if (strcmp(kernels[k].config, c->name) == 0) {
+            *out_kernel = k;
+            return BC_OK;
+        }
+    return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
+                   "plans[%d] uses %s, which has no resident kernel (sm90_64x32, sm90_64x32m16, sm90_128x64 and sm90_128x128 do)",
+                   i, c->name);
+}
+
+/* One copy: alignment, a host side inside the device's pinned pool (mapped
+ * into the device's address space), and its device address. */
+static bc_status copy_op(bc_device *dev, const bc_resident_copy *cp, const char *what, uint32_t i, int to_host,
+                         bc_resident_op *op, access *acc)
+{
+    const uint64_t h = (uint64_t)(uintptr_t)cp->host, lo = (uint64_t)(uintptr_t)dev->host_arena;
+    if (cp->bytes < 16 || cp->bytes % 16 || h % 16 || cp->dev % 16 || cp->dev == 0)
+        return BC_FAIL(BC_ERR_MISALIGNED, what,
+                       "%s[%u]: host %p, device 0x%llx, %zu bytes: both 16-byte aligned, a multiple of 16 bytes",
+                       what, i, cp->host, (unsigned long long)cp->dev, cp->bytes);
+    if (dev->host_pool == NULL || h < lo || h - lo > dev->cfg.host_arena_bytes ||
+        cp->bytes > dev->cfg.host_arena_bytes - (h - lo))
+        return BC_FAIL(BC_ERR_WRONG_DEVICE, what, "%s[%u]: host %p (%zu bytes) is not inside the device's pinned pool",
+                       what, i, cp->host, cp->bytes);
+    CUdeviceptr mapped = 0;
+    bc_status st = BC_CU(cuMemHostGetDevicePointer, &mapped, cp->host, 0);
+    if (st)
+        return st;
+    memset(op, 0, sizeof *op);
+    op->x.kind = BC_RESIDENT_OP_COPY;
+    op->x.d = to_host ? (uint64_t)mapped : cp->dev;
+    op->x.c = to_host ? cp->dev : (uint64_t)mapped;
+    op->x.bias = cp->bytes;
+    const span hs = {(uint64_t)mapped, (uint64_t)mapped + cp->bytes}, ds = {cp->dev, cp->dev + cp->bytes};
+    memset(acc, 0, sizeof *acc);
+    acc->rd[acc->nrd++] = to_host ? ds : hs;
+    acc->wr = to_host ? hs : ds;
+    return BC_OK;
+}
+
+/* 1 if no operation of [i0, i1) writes what GEMM j reads as B. */
+static int b_untouched(const access *acc, uint32_t i0, uint32_t i1, uint32_t j)
+{
+    for (uint32_t i = i0; i < i1; i++)
+        if (overlap(acc[i].wr, acc[j].rd[1]))
+            return 0;
+    return 1;
+}
+
+/* Flags each operation that conflicts with one of its phase (since the
+ * last barrier), lays out each phase's tile list, and lets a phase's GEMMs
+ * load B before the barrier when the phase before does not write it. */
+static void place_barriers(bc__resident_prog *p, const access *acc)
+{
+    uint32_t start = 0;
+    for (uint32_t j = 1; j < p->count; j++)
+        for (uint32_t i = start; i < j; i++)
+            if (conflict(&acc[i], &acc[j])) {
+                p->ops[j].x.barrier = 1;
+                p->barriers++;
+                start = j;
+                break;
+            }
+    for (uint32_t j0 = 0, j1, prev = 0; j0 < p->count; prev = j0, j0 = j1) {
+        uint32_t tiles = 0;
+        for (j1 = j0; j1 < p->count && (j1 == j0 || !p->ops[j1].x.barrier); j1++)
+            if (p->ops[j1].x.kind == BC_RESIDENT_OP_GEMM) {
+                p->ops[j1].x.tile0 = tiles;
+                tiles += p->ops[j1].x.tiles_m * p->ops[j1].x.tiles_n;
+            }
+        for (uint32_t j = j0; j < j1; j++) {
+            p->ops[j].x.phase_tiles = tiles;
+            p->ops[j].x.prefetch_b = j0 > 0 && p->ops[j].x.kind == BC_RESIDENT_OP_GEMM && b_untouched(acc, prev, j0, j);
+        }
+        if (tiles > p->max_tiles)
+            p->max_tiles = tiles;
+    }
+}
+
+bc_status bc__resident_build(bc_device *dev, const bc_gemm_plan *const *plans, int count, const bc_resident_config *cfg,
+                             bc__resident_prog *out)
+{
+    const uint64_t total = (uint64_t)cfg->input_count + cfg->output_count + (count > 0 ? (uint64_t)count : 0);
+    if (plans == NULL || count < 1 || total > BC_RESIDENT_MAX_OPS)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "count",
+                       "%d plans, %u inputs, %u outputs: 1..%d plans and at most %d operations in all", count,
+                       cfg->input_count, cfg->output_count, BC_RESIDENT_MAX_OPS, BC_RESIDENT_MAX_OPS);
+    if ((cfg->input_count && cfg->inputs == NULL) || (cfg->output_count && cfg->outputs == NULL))
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "cfg", "input_count or output_count set with a NULL array");
+    memset(out, 0, sizeof *out);
+    access acc[BC_RESIDENT_MAX_OPS];
+    uint32_t k = 0;
+    bc_status st = BC_OK;
+    for (uint32_t i = 0; i < cfg->input_count && !st; i++, out->count++)
+        st = copy_op(dev, &cfg->inputs[i], "inputs", i, 0, &out->ops[out->count], &acc[out->count]);
+    for (int i = 0; i < count && !st; i++, out->count++) {
+        st = check_plan(dev, plans[i], i, i ? plans[0]->config : NULL, &k);
+        if (!st) {
+            gemm_op(&out->ops[out->count], plans[i]);
+            acc[out->count] = plan_access(&plans[i]->desc);
+        }
+    }
+    for (uint32_t i = 0; i < cfg->output_count && !st; i++, out->count++) {
+        st = copy_op(dev, &cfg->outputs[i], "outputs", i, 1, &out->ops[out->count], &acc[out->count]);
+        out->sys_release = 1;
+    }
+    if (st)
+        return st;
+    out->fn = dev->image.fn[kernels[k].kernel];
+    if (out->fn == NULL)
+        return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config",
+                       "the resident kernel for %s is not loaded (device opened with skip_kernel_load?)",
+                       kernels[k].config);
+    out->plans = (uint32_t)count;
+    out->config = plans[0]->config->name;
+    out->threads = plans[0]->config->threads;
+    out->smem = kernels[k].smem;
+    place_barriers(out, acc);
+    return BC_OK;
+}

@@ -1,0 +1,461 @@
+/* The resident executor on the GPU: results against the fp64 CPU reference
+ * (a 3-layer MLP with bias and ReLU; ragged chains on the other resident
+ * configurations, with the TMA-store and the thread-store epilogues, C and
+ * f32 output; a plan whose B is the previous plan's output), byte-identity
+ * with the same plans launched normally over
+ * 10,000 steps (BC_TEST_QUICK=1: 200), the zero-copy mode (the kernel copies
+ * the input from and the output to pinned host memory), and, informative,
+ * whether TMA reads an A operand in mapped host memory. Without a GPU every
+ * test reports SKIPPED. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_common.h"
+#include "mlp.h"
+
+#define SEC 1000000000ull
+
+static const int64_t mlp_width[4] = {256, 1024, 1024, 64};
+static bc_stream *side; /* a second stream of the shared device */
+
+static int quick(void)
+{
+    const char *q = getenv("BC_TEST_QUICK");
+    return q && q[0] == '1';
+}
+
+static bc_resident *start(gpu_env *env, bc_gemm_plan *const *plans, int n, const bc_resident_config *cfg)
+{
+    bc_resident *res = NULL;
+    CHECK_BC(bc_resident_create(env->dev, (const bc_gemm_plan *const *)plans, n, cfg, &res));
+    CHECK_BC(bc_resident_start(res, env->s));
+    bc_resident_info in;
+    CHECK_BC(bc_resident_query(res, &in));
+    print_message("  executor: %s, %u plans, %u operations, %u barriers, %u SMs held\n", in.config, in.plans,
+                  in.operations, in.barriers, in.sm_count);
+    return res;
+}
+
+/* NaN (0xFFFF) in every activation the executor writes. */
+static void poison(gpu_env *env, const bc_mlp *m)
+{
+    for (int l = 1; l <= m->layers; l++)
+        CHECK_BC(bc_memset_d8_async(side, m->act[l], 0xFF, (size_t)(m->batch * m->width[l]) * 2));
+    CHECK_BC(bc_stream_wait(side, 5 * SEC));
+}
+
+static void mlp_or_fail(gpu_env *env, bc_mlp *m, const char *config, bc_rng *rng)
+{
+    CHECK_BC(bc_mlp_create(env->dev, 16, mlp_width, 3, config, rng, m));
+}
+
+static void expect_correct(gpu_env *env, const bc_mlp *m, const void *host_out, const char *what)
+{
+    size_t bad = 0, checked = 0;
+    CHECK_BC(bc_mlp_check(env->dev, m, host_out, &bad, &checked));
+    if (bad)
+        fail_msg("%s: %zu of %zu elements out of tolerance", what, bad, checked);
+    assert_true(checked > 0);
+}
+
+static void test_mlp_against_reference(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    bc_rng rng = {bc_ref_seed()};
+    print_message("  seed 0x%llx\n", (unsigned long long)rng.s);
+    bc_mlp m;
+    mlp_or_fail(env, &m, "sm90_64x32", &rng);
+    bc_resident *res = start(env, m.plan, 3, NULL);
+    for (int step = 0; step < 5; step++) {
+        CHECK_BC(bc_mlp_new_input(env->dev, &m, &rng, NULL));
+        poison(env, &m);
+        CHECK_BC(bc_resident_step(res, 5 * SEC));
+        expect_correct(env, &m, NULL, "resident MLP");
+    }
+    CHECK_BC(bc_resident_stop(res, SEC));
+    bc_resident_destroy(res);
+    bc_mlp_destroy(env->dev, &m);
+}
+
+/* One GEMM of a chain, with host copies of everything it reads. */
+typedef struct link {
+    bc_gemm_desc d;
+    void *ha, *hb, *hc, *hbias;
+    bc_gemm_plan *plan;
+} link;
+
+static void *upload(gpu_env *env, size_t elems, bc_dtype t, bc_rng *rng, bc_devptr *out)
+{
+    void *h = malloc(elems * bc_dtype_bytes(t));
+    bc_ref_fill_normal(h, t, elems, 1.0, rng);
+    CHECK_BC(bc_mem_alloc(env->dev, elems * bc_dtype_bytes(t), out));
+    CHECK_BC(bc_memcpy_htod(env->dev, *out, h, elems * bc_dtype_bytes(t)));
+    return h;
+}
+
+/* Every row of the link's D against the fp64 reference; its A taken from
+ * the device when `a_from_device` (the previous link's output). */
+static void check_link(gpu_env *env, link *k, int a_from_device)
+{
+    const bc_gemm_desc *d = &k->d;
+    if (a_from_device)
+        CHECK_BC(bc_memcpy_dtoh(env->dev, k->ha, d->a, (size_t)(d->m * d->k) * 2));
+    const size_t ob = bc_dtype_bytes(d->d_type);
+    void *got = malloc((size_t)(d->m * d->n) * ob);
+    double *ref = malloc((size_t)d->n * sizeof *ref);
+    CHECK_BC(bc_memcpy_dtoh(env->dev, got, d->d, (size_t)(d->m * d->n) * ob));
+    bc_ref_error e;
+    memset(&e, 0, sizeof e);
+    for (int64_t r = 0; r < d->m; r++) {
+        bc_ref_gemm_row(d, k->ha, k->hb, k->hc, k->hbias, r, ref);
+        bc_ref_compare_row(d, got, r, ref, &e);
+    }
+    if (e.bad + e.nonfinite)
+        fail_msg("%lldx%lldx%lld: %zu bad, %zu unwritten of %zu", (long long)d->m, (long long)d->n, (long long)d->k,
+                 e.bad, e.nonfinite, e.checked);
+    free(got), free(ref);
+}
+
+/* Ragged chains on 128x64 (TMA-store layer, then beta*C through the thread
+ * epilogue into f32) and 128x128 (two independent plans in one phase):
+ * right against the reference and byte-identical to the launched plans. */
+static void test_configs_and_epilogues(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    bc_rng rng = {bc_ref_seed()};
+    link k[4];
+    memset(k, 0, sizeof k);
+    const int64_t shape[4][3] = {{50, 200, 72}, {50, 96, 200}, {300, 260, 136}, {129, 72, 136}};
+    for (int i = 0; i < 4; i++) {
+        bc_gemm_desc *d = &k[i].d;
+        bc_gemm_desc_default(d);
+        d->m = shape[i][0], d->n = shape[i][1], d->k = shape[i][2];
+        d->config = i < 2 ? "sm90_128x64" : "sm90_128x128";
+        if (i == 1)
+            d->a = k[0].d.d, k[i].ha = malloc((size_t)(d->m * d->k) * 2); /* the first link's output */
+        else
+            k[i].ha = upload(env, (size_t)(d->m * d->k), BC_DTYPE_BF16, &rng, &d->a);
+        k[i].hb = upload(env, (size_t)(d->n * d->k), BC_DTYPE_BF16, &rng, &d->b);
+        if (i == 1) { /* beta * C, f32 out: the thread epilogue */
+            d->d_type = BC_DTYPE_F32;
+            d->beta = 0.5f;
+            k[i].hc = upload(env, (size_t)(d->m * d->n), BC_DTYPE_F32, &rng, &d->c);
+        } else {
+            d->relu = 1;
+            k[i].hbias = upload(env, (size_t)d->n, BC_DTYPE_BF16, &rng, &d->bias);
+        }
+        CHECK_BC(bc_mem_alloc(env->dev, (size_t)(d->m * d->n) * bc_dtype_bytes(d->d_type), &d->d));
+        CHECK_BC(bc_gemm_plan_create(env->dev, d, &k[i].plan));
+    }
+    void *launched[4], *resident[4];
+    for (int pair = 0; pair < 2; pair++) {
+        link *c = &k[2 * pair];
+        for (int i = 0; i < 2; i++) { /* the launched plans first: their bytes */
+            CHECK_BC(bc_gemm_launch(c[i].plan, env->s));
+            CHECK_BC(bc_stream_wait(env->s, 5 * SEC));
+            const size_t bytes = (size_t)(c[i].d.m * c[i].d.n) * bc_dtype_bytes(c[i].d.d_type);
+            launched[2 * pair + i] = malloc(bytes), resident[2 * pair + i] = malloc(bytes);
+            CHECK_BC(bc_memcpy_dtoh(env->dev, launched[2 * pair + i], c[i].d.d, bytes));
+            CHECK_BC(bc_memset_d8_async(env->s, c[i].d.d, 0xFF, bytes));
+        }
+        CHECK_BC(bc_stream_wait(env->s, 5 * SEC));
+        bc_gemm_plan *const plans[2] = {c[0].plan, c[1].plan};
+        bc_resident *res = start(env, plans, 2, NULL);
+        CHECK_BC(bc_resident_step(res, 5 * SEC));
+        CHECK_BC(bc_resident_stop(res, SEC));
+        bc_resident_destroy(res);
+        for (int i = 0; i < 2; i++) {
+            check_link(env, &c[i], pair == 0 && i == 1);
+            const size_t bytes = (size_t)(c[i].d.m * c[i].d.n) * bc_dtype_bytes(c[i].d.d_type);
+            CHECK_BC(bc_memcpy_dtoh(env->dev, resident[2 * pair + i], c[i].d.d, bytes));
+            assert_memory_equal(resident[2 * pair + i], launched[2 * pair + i], bytes);
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        free(k[i].ha), free(k[i].hb), free(k[i].hc), free(k[i].hbias), free(launched[i]), free(resident[i]);
+        bc_gemm_plan_destroy(k[i].plan);
+    }
+}
+
+/* A plan whose B is the previous plan's D (so its B may not be loaded before
+ * the barrier), 64x32 tiles: right against the reference, launched bytes. */
+static void test_b_from_previous_plan(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    bc_rng rng = {bc_ref_seed()};
+    link k[2];
+    memset(k, 0, sizeof k);
+    for (int i = 0; i < 2; i++)
+        bc_gemm_desc_default(&k[i].d);
+    k[0].d.m = 64, k[0].d.n = 128, k[0].d.k = 64, k[0].d.config = "sm90_64x32";
+    k[0].ha = upload(env, 64 * 64, BC_DTYPE_BF16, &rng, &k[0].d.a);
+    k[0].hb = upload(env, 128 * 64, BC_DTYPE_BF16, &rng, &k[0].d.b);
+    CHECK_BC(bc_mem_alloc(env->dev, 64 * 128 * 2, &k[0].d.d));
+    k[1].d.m = 40, k[1].d.n = 64, k[1].d.k = 128, k[1].d.config = "sm90_64x32";
+    k[1].ha = upload(env, 40 * 128, BC_DTYPE_BF16, &rng, &k[1].d.a);
+    k[1].d.b = k[0].d.d, k[1].hb = malloc(64 * 128 * 2); /* D0 read as 64 rows of 128 */
+    CHECK_BC(bc_mem_alloc(env->dev, 40 * 64 * 2, &k[1].d.d));
+    bc_gemm_plan *plans[2];
+    for (int i = 0; i < 2; i++) {
+        CHECK_BC(bc_gemm_plan_create(env->dev, &k[i].d, &k[i].plan));
+        plans[i] = k[i].plan;
+    }
+    void *want = malloc(40 * 64 * 2), *got = malloc(40 * 64 * 2);
+    for (int i = 0; i < 2; i++)
+        CHECK_BC(bc_gemm_launch(plans[i], env->s));
+    CHECK_BC(bc_stream_wait(env->s, 5 * SEC));
+    CHECK_BC(bc_memcpy_dtoh(env->dev, want, k[1].d.d, 40 * 64 * 2));
+    CHECK_BC(bc_memset_d8_async(env->s, k[0].d.d, 0xFF, 64 * 128 * 2));
+    CHECK_BC(bc_memset_d8_async(env->s, k[1].d.d, 0xFF, 40 * 64 * 2));
+    CHECK_BC(bc_stream_wait(env->s, 5 * SEC));
+    bc_resident *res = start(env, plans, 2, NULL);
+    for (int step = 0; step < 100; step++) {
+        CHECK_BC(bc_resident_step(res, 5 * SEC));
+        CHECK_BC(bc_memcpy_dtoh(env->dev, got, k[1].d.d, 40 * 64 * 2));
+        if (memcmp(got, want, 40 * 64 * 2) != 0)
+            fail_msg("step %d differs from the launched plans", step);
+    }
+    CHECK_BC(bc_resident_stop(res, SEC));
+    bc_resident_destroy(res);
+    check_link(env, &k[0], 0);
+    CHECK_BC(bc_memcpy_dtoh(env->dev, k[1].hb, k[0].d.d, 64 * 128 * 2));
+    check_link(env, &k[1], 0);
+    free(want), free(got);
+    for (int i = 0; i < 2; i++) {
+        free(k[i].ha), free(k[i].hb);
+        bc_gemm_plan_destroy(k[i].plan);
+    }
+}
+
+#define SETS 8
+
+/* Launches the MLP's plans in order on `s` and keeps every activation's bytes. */
+static void launched_outputs(gpu_env *env, bc_stream *s, const bc_mlp *m, void **out)
+{
+    for (int l = 0; l < m->layers; l++)
+        CHECK_BC(bc_gemm_launch(m->plan[l], s));
+    CHECK_BC(bc_stream_wait(s, 5 * SEC));
+    for (int l = 1; l <= m->layers; l++)
+        CHECK_BC(bc_memcpy_dtoh(env->dev, out[l], m->act[l], (size_t)(m->batch * m->width[l]) * 2));
+}
+
+/* 10,000 resident steps over 8 input sets: the output of every step and the
+ * hidden layers of every 100th are the bytes the launched plans wrote. */
+static void test_byte_identical_to_launched(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    const int steps = quick() ? 200 : 10000;
+    bc_rng rng = {bc_ref_seed()};
+    bc_mlp m;
+    mlp_or_fail(env, &m, "sm90_64x32", &rng);
+    void *in[SETS], *want[SETS][4], *got[4];
+    for (int l = 1; l <= 3; l++)
+        got[l] = malloc((size_t)(16 * mlp_width[l]) * 2);
+    for (int s = 0; s < SETS; s++) {
+        in[s] = malloc((size_t)(16 * mlp_width[0]) * 2);
+        for (int l = 1; l <= 3; l++)
+            want[s][l] = malloc((size_t)(16 * mlp_width[l]) * 2);
+        CHECK_BC(bc_mlp_new_input(env->dev, &m, &rng, in[s]));
+        launched_outputs(env, env->s, &m, want[s]);
+    }
+    expect_correct(env, &m, NULL, "launched MLP"); /* the last set, as launched */
+    bc_resident *res = start(env, m.plan, 3, NULL);
+    for (int i = 0; i < steps; i++) {
+        const int s = i % SETS;
+        CHECK_BC(bc_memcpy_htod(env->dev, m.act[0], in[s], (size_t)(16 * mlp_width[0]) * 2));
+        CHECK_BC(bc_resident_step(res, 5 * SEC));
+        for (int l = i % 100 == 0 ? 1 : 3; l <= 3; l++) {
+            const size_t bytes = (size_t)(16 * mlp_width[l]) * 2;
+            CHECK_BC(bc_memcpy_dtoh(env->dev, got[l], m.act[l], bytes));
+            if (memcmp(got[l], want[s][l], bytes) != 0)
+                fail_msg("step %d (input set %d): layer %d's output differs from the launched plans'", i, s, l);
+        }
+    }
+    print_message("  %d steps: every output byte-identical to the launched plans\n", steps);
+    CHECK_BC(bc_resident_stop(res, SEC));
+    bc_resident_destroy(res);
+    for (int s = 0; s < SETS; s++) {
+        free(in[s]);
+        for (int l = 1; l <= 3; l++)
+            free(want[s][l]);
+    }
+    for (int l = 1; l <= 3; l++)
+        free(got[l]);
+    bc_mlp_destroy(env->dev, &m);
+}
+
+/* One 128x2048x2048 plan (sm90_64x32: 128 tiles, 128 CTAs): 1000 steps
+ * (quick: 50), each output byte-identical to the launched plan's. */
+static void test_big_step_identical(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    const int steps = quick() ? 50 : 1000;
+    bc_rng rng = {bc_ref_seed()};
+    link k;
+    memset(&k, 0, sizeof k);
+    bc_gemm_desc_default(&k.d);
+    k.d.m = 128, k.d.n = 2048, k.d.k = 2048, k.d.config = "sm90_64x32";
+    k.ha = upload(env, (size_t)(128 * 2048), BC_DTYPE_BF16, &rng, &k.d.a);
+    k.hb = upload(env, (size_t)(2048 * 2048), BC_DTYPE_BF16, &rng, &k.d.b);
+    const size_t bytes = (size_t)128 * 2048 * 2;
+    CHECK_BC(bc_mem_alloc(env->dev, bytes, &k.d.d));
+    CHECK_BC(bc_gemm_plan_create(env->dev, &k.d, &k.plan));
+    void *want = malloc(bytes), *got = malloc(bytes);
+    CHECK_BC(bc_gemm_launch(k.plan, env->s));
+    CHECK_BC(bc_stream_wait(env->s, 5 * SEC));
+    CHECK_BC(bc_memcpy_dtoh(env->dev, want, k.d.d, bytes));
+    check_link(env, &k, 0);
+    bc_resident *res = start(env, &k.plan, 1, NULL);
+    for (int i = 0; i < steps; i++) {
+        CHECK_BC(bc_memset_d8_async(side, k.d.d, 0xFF, bytes));
+        CHECK_BC(bc_stream_wait(side, 5 * SEC));
+        CHECK_BC(bc_resident_step(res, 5 * SEC));
+        CHECK_BC(bc_memcpy_dtoh(env->dev, got, k.d.d, bytes));
+        if (memcmp(got, want, bytes) != 0)
+            fail_msg("step %d differs from the launched plan", i);
+    }
+    print_message("  %d steps of 128x2048x2048: byte-identical to the launched plan\n", steps);
+    CHECK_BC(bc_resident_stop(res, SEC));
+    bc_resident_destroy(res);
+    free(want), free(got), free(k.ha), free(k.hb);
+    bc_gemm_plan_destroy(k.plan);
+}
+
+/* The kernel copies the input from pinned memory and the output back: the
+ * host reads the result in place, the bytes the launched plans wrote. */
+static void test_zero_copy(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    bc_rng rng = {bc_ref_seed()};
+    bc_mlp m;
+    mlp_or_fail(env, &m, "sm90_64x32", &rng);
+    const size_t in_bytes = (size_t)(16 * mlp_width[0]) * 2, out_bytes = (size_t)(16 * mlp_width[3]) * 2;
+    void *hin = NULL, *hout = NULL, *want[4], *saved_in = malloc(in_bytes);
+    CHECK_BC(bc_host_alloc(env->dev, in_bytes, &hin));
+    CHECK_BC(bc_host_alloc(env->dev, out_bytes, &hout));
+    for (int l = 1; l <= 3; l++)
+        want[l] = malloc((size_t)(16 * mlp_width[l]) * 2);
+    bc_resident_copy cin = {hin, m.act[0], in_bytes}, cout = {hout, m.act[3], out_bytes};
+    bc_resident_config cfg;
+    bc_resident_config_default(&cfg);
+    cfg.inputs = &cin, cfg.input_count = 1, cfg.outputs = &cout, cfg.output_count = 1;
+    bc_resident *res = start(env, m.plan, 3, &cfg);
+    const int steps = quick() ? 20 : 200;
+    for (int i = 0; i < steps; i++) {
+        CHECK_BC(bc_mlp_new_input(env->dev, &m, &rng, saved_in)); /* also into act[0], overwritten below */
+        memcpy(hin, saved_in, in_bytes);
+        memset(hout, 0xFF, out_bytes);
+        CHECK_BC(bc_resident_step(res, 5 * SEC));
+        if (i % 10 == 0)
+            expect_correct(env, &m, hout, "zero-copy MLP");
+        /* the launched plans, from the same input, on the SMs the executor leaves free */
+        launched_outputs(env, side, &m, want);
+        if (memcmp(hout, want[3], out_bytes) != 0)
+            fail_msg("step %d: the output in pinned memory differs from the launched plans'", i);
+    }
+    print_message("  %d zero-copy steps: outputs byte-identical to the launched plans\n", steps);
+    CHECK_BC(bc_resident_stop(res, SEC));
+    bc_resident_destroy(res);
+    for (int l = 1; l <= 3; l++)
+        free(want[l]);
+    free(saved_in);
+    bc_host_free(env->dev, hin);
+    bc_host_free(env->dev, hout);
+    bc_mlp_destroy(env->dev, &m);
+}
+
+/* Informative: does TMA read an A operand in mapped pinned host memory? On
+ * its own device (a fault must not poison the others). Either the results
+ * are right, or a status says why not: never silently wrong numbers. */
+static void test_host_mapped_a(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    bc_device_config cfg;
+    bc_device_config_default(&cfg);
+    cfg.device_arena_bytes = 16u << 20;
+    cfg.host_arena_bytes = 1u << 20;
+    gpu_env own = {NULL, NULL, BC_OK};
+    CHECK_BC(bc_device_open(&cfg, &own.dev));
+    CHECK_BC(bc_stream_create(own.dev, 0, &own.s, NULL));
+    bc_rng rng = {bc_ref_seed()};
+    link k;
+    memset(&k, 0, sizeof k);
+    bc_gemm_desc_default(&k.d);
+    k.d.m = 16, k.d.n = 256, k.d.k = 256, k.d.config = "sm90_64x32";
+    void *ha = NULL;
+    CHECK_BC(bc_host_alloc(own.dev, 16 * 256 * 2, &ha));
+    k.ha = malloc(16 * 256 * 2);
+    bc_ref_fill_normal(k.ha, BC_DTYPE_BF16, 16 * 256, 1.0, &rng);
+    memcpy(ha, k.ha, 16 * 256 * 2);
+    k.d.a = (bc_devptr)(uintptr_t)ha; /* unified addressing: the mapped address is the host address */
+    k.hb = upload(&own, 256 * 256, BC_DTYPE_BF16, &rng, &k.d.b);
+    CHECK_BC(bc_mem_alloc(own.dev, 16 * 256 * 2, &k.d.d));
+    bc_status st = bc_gemm_plan_create(own.dev, &k.d, &k.plan);
+    const char *what = "plan";
+    if (!st) {
+        what = "launch";
+        st = bc_gemm_launch(k.plan, own.s);
+        if (!st)
+            st = bc_stream_wait(own.s, 5 * SEC);
+    }
+    if (!st) {
+        what = "resident step";
+        bc_resident *res = NULL;
+        st = bc_resident_create(own.dev, (const bc_gemm_plan *const *)&k.plan, 1, NULL, &res);
+        if (!st)
+            st = bc_resident_start(res, own.s);
+        if (!st)
+            st = bc_resident_step(res, 5 * SEC);
+        if (!st)
+            st = bc_resident_stop(res, SEC);
+    }
+    if (st) {
+        bc_error_detail d;
+        bc_last_error(&d);
+        print_message("  INFORMATIVE: TMA with A in mapped host memory: the %s failed: %s (%s)\n", what,
+                      bc_status_string(st), d.message);
+    } else {
+        check_link(&own, &k, 0); /* ran: then it must be right */
+        print_message("  INFORMATIVE: TMA with A in mapped host memory: launched and resident results are right\n");
+    }
+    free(k.ha), free(k.hb);
+    bc_device_close(own.dev);
+}
+
+static int setup(void **state)
+{
+    gpu_env_setup(state, 512u << 20);
+    gpu_env *env = *state;
+    if (env->open_status == BC_OK && bc_stream_create(env->dev, 0, &side, NULL) != BC_OK)
+        env->open_status = BC_ERR_DRIVER;
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mlp_against_reference),
+        cmocka_unit_test(test_configs_and_epilogues),
+        cmocka_unit_test(test_b_from_previous_plan),
+        cmocka_unit_test(test_byte_identical_to_launched),
+        cmocka_unit_test(test_big_step_identical),
+        cmocka_unit_test(test_zero_copy),
+        cmocka_unit_test(test_host_mapped_a),
+    };
+    return cmocka_run_group_tests_name("gpu_resident", tests, setup, gpu_env_teardown);
+}
