@@ -35,6 +35,13 @@
 #include "ptx/sreg.h"
 #include "tile_sched.h"
 
+#ifndef BC_SM80_PDL
+#define BC_SM80_PDL 0 /* 1 in the sm_90a image only */
+#endif
+#if BC_SM80_PDL
+#include "ptx/griddep.h"
+#endif
+
 typedef __attribute__((address_space(3))) uint8_t bc_smem_u8;
 extern bc_smem_u8 __attribute__((aligned(128))) bc_sm80_smem[];
 
@@ -263,6 +270,13 @@ BC_DEVICE void sm80_gemm(sm80_shape g, const sm80_args *p, const bc_epi *e, int 
 #pragma unroll
     for (uint32_t i = 0; i < SM80_MT(g) * SM80_NT(g) * 4u; i++)
         acc[i] = 0.0f;
+#if BC_SM80_PDL
+    /* the sm_90a build is launched with programmatic serialization: the
+     * set-up above overlapped the previous kernel's tail; no global memory
+     * is touched before this */
+    bc_griddep_wait();
+    bc_griddep_launch_dependents();
+#endif
     if (f16)
         sm80_mainloop(g, acc, &ld, &ln, p, base, 1);
     else

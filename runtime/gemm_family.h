@@ -34,5 +34,6 @@ typedef struct bc__gemm_family {
 extern const bc__gemm_family bc__gemm_family_sm90;  /* gemm_family_sm90.c */
 extern const bc__gemm_family bc__gemm_family_sm100; /* gemm_family_sm100.c */
 extern const bc__gemm_family bc__gemm_family_sm80;  /* gemm_family_sm80.c */
+extern const bc__gemm_family bc__gemm_family_sm80_sm90a; /* the same kernels in the sm_90a image */
 
 #endif

@@ -13,7 +13,7 @@
 
 /* Every family's table (gemm_family.h); the rule knows them only through these. */
 static const bc__gemm_family *const families[] = {&bc__gemm_family_sm90, &bc__gemm_family_sm100,
-                                                  &bc__gemm_family_sm80};
+                                                  &bc__gemm_family_sm80, &bc__gemm_family_sm80_sm90a};
 #define FAMILY_COUNT (sizeof families / sizeof families[0])
 
 static const char *const kernel_names[BC__KERNEL_COUNT] = {
@@ -120,16 +120,21 @@ static bc__gemm_role family_role(const bc__gemm_family *f, const bc_device *dev)
     return BC__ROLE_NONE;
 }
 
-/* The configuration called `name` in any family, and its family. */
-static const bc__gemm_config *find_config(const char *name, const bc__gemm_family **out_family)
+/* The configuration called `name`, and its family: the family that serves
+ * this device when one does (the same kernels can sit in several images),
+ * else the first that has the name. */
+static const bc__gemm_config *find_config(const char *name, const bc_device *dev, const bc__gemm_family **out_family)
 {
+    const bc__gemm_config *found = NULL;
     for (size_t i = 0; i < FAMILY_COUNT; i++)
         for (size_t j = 0; j < families[i]->count; j++)
             if (strcmp(families[i]->configs[j].name, name) == 0) {
-                *out_family = families[i];
-                return &families[i]->configs[j];
+                if (found == NULL || family_role(families[i], dev) != BC__ROLE_NONE)
+                    *out_family = families[i], found = &families[i]->configs[j];
+                if (family_role(families[i], dev) != BC__ROLE_NONE)
+                    return found;
             }
-    return NULL;
+    return found;
 }
 
 /* The least-cost (configuration, split) of family f for the problem, among
@@ -170,7 +175,7 @@ static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, cons
     uint64_t best = 0;
     int any_family = 0;
     if (d->config != NULL) {
-        named = find_config(d->config, &named_family);
+        named = find_config(d->config, dev, &named_family);
         if (named == NULL || family_role(named_family, dev) == BC__ROLE_NONE)
             return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "configuration '%s' is %s for sm_%d%d", d->config,
                            named == NULL ? "unknown" : "not built", dev->info.cc_major, dev->info.cc_minor);

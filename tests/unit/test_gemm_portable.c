@@ -32,6 +32,7 @@ typedef struct env {
     bc_device *dev;
     bc_stream *s;
     bc_devptr a, b, d;
+    int cc_major;
 } env;
 
 static void env_open(env *e)
@@ -48,6 +49,9 @@ static void env_open(env *e)
     assert_ok(bc_mem_alloc(e->dev, 256u << 20, &e->b));
     assert_ok(bc_mem_alloc(e->dev, 256u << 20, &e->d));
     fake_set_param_size(sizeof(bc_gemm_params));
+    bc_device_info info;
+    assert_ok(bc_device_query(e->dev, &info));
+    e->cc_major = info.cc_major;
 }
 
 /* Plans and launches M x N x K; returns the packed parameter. */
@@ -85,7 +89,14 @@ static void check_portable(const env *e, const fake_launch *l, const bc_gemm_par
     assert_int_equal(l->grid[1], 1);
     assert_int_equal(l->block[0], threads);
     assert_int_equal(l->smem, smem);
-    assert_int_equal(l->num_attrs, 0); /* no programmatic launch (sm_90+), no cluster */
+    /* no cluster; programmatic serialization only from the sm_90a image (griddepcontrol is sm_90+) */
+    if (e->cc_major == 9) {
+        assert_int_equal(l->num_attrs, 1);
+        assert_int_equal(l->attrs[0].id, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+        assert_int_equal(l->attrs[0].value.programmaticStreamSerializationAllowed, 1);
+    } else {
+        assert_int_equal(l->num_attrs, 0);
+    }
     assert_int_equal(l->cluster[0], 1);
     assert_int_equal(p->tiles_m, tm), assert_int_equal(p->tiles_n, tn);
     assert_int_equal(p->k_blocks, (unsigned)((k + bk - 1) / bk));
