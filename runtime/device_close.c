@@ -4,7 +4,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "error.h"
@@ -44,18 +43,6 @@ static void leave(CUcontext previous, CUcontext closing)
     BC_CU_CLEANUP(cuCtxSetCurrent, previous == closing ? NULL : previous);
 }
 
-/* Forgets dev's modules, its image and its arenas without the driver calls
- * that free them: each of those waits for the kernels still running. */
-static void forget_driver_memory(bc_device *dev)
-{
-    while (dev->modules.prev != &dev->modules) /* the modules stay loaded in the context */
-        bc__module_forget((bc_module *)dev->modules.prev);
-    bc__module_forget(dev->image.mod);
-    memset(&dev->image, 0, sizeof dev->image);
-    dev->host_arena = NULL;
-    dev->dev_arena = 0;
-}
-
 static void close_all(bc_device *dev, CUcontext previous)
 {
     release_list(&dev->residents, bc__resident_release); /* first: stopping needs their streams */
@@ -64,8 +51,6 @@ static void close_all(bc_device *dev, CUcontext previous)
     release_list(&dev->kernel_plans, bc__kernel_plan_release);
     release_list(&dev->events, event_release);
     release_list(&dev->streams, stream_release);
-    if (dev->abandoned_kernels) /* a resident kernel did not stop: destroying the context ends it and frees all */
-        forget_driver_memory(dev);
     release_list(&dev->modules, bc__module_release);
     bc__image_unload(&dev->image);
     bc__device_close_arenas(dev);
@@ -78,11 +63,26 @@ static void close_all(bc_device *dev, CUcontext previous)
     free(dev);
 }
 
+static void abandon(bc_device *dev, CUcontext previous);
+
 void bc_device_close(bc_device *dev)
 {
     if (dev == NULL)
         return;
-    close_all(dev, enter(dev));
+    CUcontext previous = enter(dev);
+    release_list(&dev->residents, bc__resident_release); /* each stopped within its bound, or abandoned */
+    if (dev->abandoned_kernels) {
+        /* a resident kernel did not stop: freeing memory, unloading the
+         * module or destroying the context would each wait for it (for
+         * ever, if it never ends) */
+        bc__log(BC_LOG_WARN,
+                "bc_device_close: %d resident kernel(s) did not stop; the device's context, memory and kernels "
+                "are left to the driver until the process ends",
+                dev->abandoned_kernels);
+        abandon(dev, previous);
+        return;
+    }
+    close_all(dev, previous);
 }
 
 /* Fallback of wait_idle: polls every stream barecuda knows on dev. */

@@ -308,10 +308,11 @@ static void test_sharing_cost(void **state)
     bc_device_close(dev);
 }
 
-/* Informative: closing a device while one of its kernels still spins (the
- * test kernel, released after 5 s by its own safety net): as barecuda does
- * for a resident kernel that did not stop (module and arenas left to the
- * context's destruction), and with the ordinary close. */
+/* Closing a device while one of its kernels still spins (the test kernel,
+ * released after 5 s by its own safety net): as barecuda does for a
+ * resident kernel that did not stop (the device abandoned: close returns at
+ * once, and another device opens and runs beside the spinning kernel), and
+ * the ordinary close (informative: it waits for the kernel). */
 static void test_close_with_spinning_kernel(void **state)
 {
     for (int abandoned = 1; abandoned >= 0; abandoned--) {
@@ -336,9 +337,9 @@ static void test_close_with_spinning_kernel(void **state)
         bc_device_close(dev);
         const double ms = (double)(now_ns() - t0) / 1e6;
         print_message("  INFORMATIVE: close with a kernel spinning, %s: %.1f ms (the kernel would end after 5000 ms)\n",
-                      abandoned ? "module and arenas left to the context" : "ordinary close", ms);
+                      abandoned ? "a resident kernel that did not stop: abandoned" : "ordinary close", ms);
         if (abandoned)
-            assert_true(ms < 4000.0); /* the context's destruction ended the kernel */
+            assert_true(ms < 100.0); /* nothing waited for the kernel */
     }
 }
 

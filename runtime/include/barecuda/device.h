@@ -67,15 +67,19 @@ bc_status bc_device_config_default(bc_device_config *out_cfg);
 bc_status bc_device_open(const bc_device_config *cfg, bc_device **out_dev);
 
 /* Contract: destroys everything created from `dev` that is still alive
- * (graphs, plans, events, streams, in that order), unloads the kernels,
- * frees the arenas, releases the context and drops the driver reference.
+ * (resident executors, graphs, plans, kernel plans, events, streams, modules,
+ * in that order), unloads the kernels, frees the arenas, releases the
+ * context and drops the driver reference.
  * Closing does NOT abandon running work: the driver makes freeing device
  * memory and destroying the context wait until every kernel of the context
  * has finished (measured on an H100: a 6 s kernel held cuMemFree for 6 s).
  * So a kernel that never finishes makes this call block for ever; use
  * bc_device_close_timeout when that must not happen. On a lost device
  * (BC_ERR_DEVICE_LOST) it returns at once: the driver refuses the waits.
- * Leaves bc_last_error() alone. NULL is a no-op. */
+ * Resident executors are stopped first (bc_resident_destroy); if one's
+ * kernel does not stop within its bound, the device is abandoned as by
+ * bc_device_close_timeout (a BC_LOG_WARN message says so) instead of
+ * blocking. Leaves bc_last_error() alone. NULL is a no-op. */
 void bc_device_close(bc_device *dev);
 
 /* Contract: bc_device_close with a bound. First waits, polling without

@@ -117,7 +117,8 @@ bc_status bc_resident_query(const bc_resident *res, bc_resident_info *out_info);
 
 /* Contract: stops the kernel if it runs (bounded as bc_resident_stop, for
  * BC_RESIDENT_STOP_BOUND_NS), frees everything. A kernel that did not stop
- * keeps its memory until bc_device_close, which ends it with the context.
+ * keeps its memory, and bc_device_close then abandons the device (see its
+ * contract) rather than wait for the kernel.
  * NULL is a no-op. */
 void bc_resident_destroy(bc_resident *res);
 
