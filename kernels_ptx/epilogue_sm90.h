@@ -147,27 +147,6 @@ BC_DEVICE void bc_sm90_stage_chunk(const bc_epi *e, const float *acc, const uint
     }
 }
 
-/* TMA path; esize (2 or 4) and bn are compile-time constants. */
-BC_DEVICE void bc_sm90_epi_tma(const bc_epi *e, const float *acc, const uint32_t bn, const uint32_t esize,
-                               int out_t, const bc_sm90_epi_at *at, uint32_t *seq)
-{
-    const uint32_t cols = bc_sm90_inner(bn, esize) / esize;
-#pragma unroll
-    for (uint32_t q = 0; q < bn / cols; q++) {
-        const uint32_t buf = bc_sm90_next_buf(at, seq);
-        if (at->t128 == 0)
-            bc_bulk_wait_read(1); /* the store that last read `buf` is done reading */
-        bc_bar_sync(at->bar, 128);
-        bc_sm90_stage_chunk(e, acc, bn, esize, out_t, at, q, buf);
-        bc_fence_proxy_async_smem(); /* our st.shared before the TMA unit reads them */
-        bc_bar_sync(at->bar, 128);
-        if (at->t128 == 0) {
-            bc_tma_store_2d(at->tmap_d, (int32_t)(at->col0 + q * cols), (int32_t)at->row0, buf);
-            bc_bulk_commit();
-        }
-    }
-}
-
 /* One 16-byte-aligned window of D at `dst` from staged row bytes
  * [o, o + 16) (o even, inside the row's valid bytes), the row starting at
  * byte `roff` of the swizzled buffer `buf`: four words gathered from five
@@ -185,29 +164,24 @@ BC_DEVICE void bc_sm90_copy16(uint64_t dst, uint32_t buf, uint32_t roff, uint32_
                        bc_prmt(w[3], w[4], sel));
 }
 
-/* Copy-out path; esize and bn are compile-time constants. A staged chunk
- * row (ncols elements) is written as the 16-byte aligned windows of D that
- * it touches: 16 lanes per row, lane j taking window j, two rows per warp
- * step (rows r and r + 2, which start at the same parity of 2-byte offset
- * within a word when D's rows are an odd number of 16-bit elements, so both
- * halves of the warp take the same path). Whole windows leave as one
- * 16-byte store; the partial first and last windows of a row element by
- * element. */
-BC_DEVICE void bc_sm90_epi_copyout(const bc_epi *e, const float *acc, const uint32_t bn, const uint32_t esize,
-                                   int out_t, const bc_sm90_epi_at *at, uint32_t *seq)
+/* Copy-out of one staged chunk (columns cbase.. of D): a chunk row (ncols
+ * elements) is written as the 16-byte aligned windows of D that it
+ * touches: 16 lanes per row, lane j taking window j, two rows per warp step
+ * (rows r and r + 2, which start at the same parity of 2-byte offset within
+ * a word when D's rows are an odd number of 16-bit elements, so both halves
+ * of the warp take the same path). Whole windows leave as one 16-byte
+ * store; the partial first and last windows of a row element by element.
+ * Not unrolled: one copy of this code per element size. */
+BC_DEVICE void bc_sm90_copyout_chunk(const bc_epi *e, const uint32_t cols, const uint32_t esize,
+                                     const bc_sm90_epi_at *at, uint32_t cbase, uint32_t buf)
 {
-    const uint32_t inner = bc_sm90_inner(bn, esize), cols = inner / esize;
-#pragma unroll
-    for (uint32_t q = 0; q < bn / cols; q++) {
-        const uint32_t t128 = bc_opaque_u32(at->t128), w = t128 / 32u, l = t128 % 32u;
-        const uint32_t buf = bc_sm90_next_buf(at, seq);
-        bc_bar_sync(at->bar, 128); /* every thread finished copying the chunk that last used `buf` */
-        bc_sm90_stage_chunk(e, acc, bn, esize, out_t, at, q, buf);
-        bc_bar_sync(at->bar, 128);
-        const uint32_t cbase = at->col0 + q * cols;
-        if (cbase >= e->n)
-            continue;
+    const uint32_t inner = cols * esize;
+    const uint32_t t128 = bc_opaque_u32(at->t128), w = t128 / 32u, l = t128 % 32u;
+    if (cbase >= e->n)
+        return;
+    {
         const uint32_t nbytes = (e->n - cbase < cols ? e->n - cbase : cols) * esize, j = l % 16u;
+#pragma unroll 1
         for (uint32_t step = 0; step < 8u; step++) {
             const uint32_t pi = 4u * step + w, r = 4u * (pi / 2u) + pi % 2u + 2u * (l / 16u);
             const uint32_t row = at->row0 + r;
@@ -231,6 +205,35 @@ BC_DEVICE void bc_sm90_epi_copyout(const bc_epi *e, const float *acc, const uint
                 else
                     *(uint16_t *)(uintptr_t)(gbyte + b) = bc_ld_shared_b16(a);
             }
+        }
+    }
+}
+
+/* The staged paths (TMA store, or copy-out when `tma` is 0); esize (2 or
+ * 4) and bn are compile-time constants. Both stage each chunk with the same
+ * code (one copy per element size keeps the kernels small). TMA: stores
+ * are not waited for; a buffer is reused two chunks later, once the store
+ * that read it is done reading. Copy-out: the barrier before staging also
+ * says every thread finished copying the chunk that last used the buffer. */
+BC_DEVICE void bc_sm90_epi_staged(const bc_epi *e, const float *acc, const uint32_t bn, const uint32_t esize,
+                                  int out_t, const bc_sm90_epi_at *at, uint32_t *seq, int tma)
+{
+    const uint32_t cols = bc_sm90_inner(bn, esize) / esize;
+#pragma unroll
+    for (uint32_t q = 0; q < bn / cols; q++) {
+        const uint32_t buf = bc_sm90_next_buf(at, seq);
+        if (tma && at->t128 == 0)
+            bc_bulk_wait_read(1); /* the store that last read `buf` is done reading */
+        bc_bar_sync(at->bar, 128);
+        bc_sm90_stage_chunk(e, acc, bn, esize, out_t, at, q, buf);
+        if (tma)
+            bc_fence_proxy_async_smem(); /* our st.shared before the TMA unit reads them */
+        bc_bar_sync(at->bar, 128);
+        if (!tma) {
+            bc_sm90_copyout_chunk(e, cols, esize, at, at->col0 + q * cols, buf);
+        } else if (at->t128 == 0) {
+            bc_tma_store_2d(at->tmap_d, (int32_t)(at->col0 + q * cols), (int32_t)at->row0, buf);
+            bc_bulk_commit();
         }
     }
 }
@@ -275,16 +278,10 @@ BC_DEVICE void bc_sm90_epilogue(const bc_epi *e, const float *acc, const uint32_
 {
     if ((e->flags & BC_GEMM_F_C) && !(e->flags & BC_GEMM_F_C_SMEM))
         bc_sm90_epi_threads(e, acc, bn, out_t, at, seq);
-    else if (e->flags & BC_GEMM_F_TMA_STORE) {
-        if (out_t == BC_OUT_F32)
-            bc_sm90_epi_tma(e, acc, bn, 4, out_t, at, seq);
-        else
-            bc_sm90_epi_tma(e, acc, bn, 2, out_t, at, seq);
-    } else if (out_t == BC_OUT_F32) {
-        bc_sm90_epi_copyout(e, acc, bn, 4, out_t, at, seq);
-    } else {
-        bc_sm90_epi_copyout(e, acc, bn, 2, out_t, at, seq);
-    }
+    else if (out_t == BC_OUT_F32)
+        bc_sm90_epi_staged(e, acc, bn, 4, out_t, at, seq, (e->flags & BC_GEMM_F_TMA_STORE) != 0);
+    else
+        bc_sm90_epi_staged(e, acc, bn, 2, out_t, at, seq, (e->flags & BC_GEMM_F_TMA_STORE) != 0);
 }
 
 #endif

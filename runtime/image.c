@@ -6,6 +6,8 @@
  * CUDA_MODULE_LOADING=LAZY, so every failure happens at open. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "gemm_abi.h"
@@ -87,6 +89,23 @@ bc_status bc__image_load_from(bc_device *dev, bc__image *img, const uint8_t *buf
     return BC_OK;
 }
 
+/* Maps the embedded blob's pages in one call before the digest reads them:
+ * page by page, first-touch faults cost about as much as the hash itself
+ * (3.2 MB: 570 us cold, 280 us populated, on a desktop x86). A kernel
+ * without MADV_POPULATE_READ (before Linux 5.14) refuses it; then the
+ * digest faults the pages in as before. */
+static void populate(const uint8_t *p, size_t len)
+{
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+    const long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0)
+        return;
+    const uintptr_t lo = (uintptr_t)p & ~(uintptr_t)(page - 1);
+    (void)madvise((void *)lo, (uintptr_t)p + len - lo, MADV_POPULATE_READ);
+}
+
 bc_status bc__image_load(bc_device *dev, bc__image *img, bc__image_timing *out_timing)
 {
     size_t blob = (size_t)(bc__fatbin_bytes_end - bc__fatbin_bytes);
@@ -97,7 +116,13 @@ bc_status bc__image_load(bc_device *dev, bc__image *img, bc__image_timing *out_t
                        "the embedded blob is %zu bytes; the build recorded %zu (stale object?)", blob,
                        bc__fatbin_size);
     }
-    return bc__image_load_from(dev, img, bc__fatbin_bytes, bc__fatbin_size, bc__fatbin_digest, out_timing);
+    const double t0 = bc__now_us();
+    populate(bc__fatbin_bytes, bc__fatbin_size);
+    const double populate_us = bc__now_us() - t0;
+    bc_status st = bc__image_load_from(dev, img, bc__fatbin_bytes, bc__fatbin_size, bc__fatbin_digest, out_timing);
+    if (st == BC_OK && out_timing)
+        out_timing->check_us += populate_us; /* part of reading the blob to check it */
+    return st;
 }
 
 void bc__image_unload(bc__image *img)
