@@ -131,7 +131,7 @@ static void check_result(const gcase *gc, const gbufs *g)
                   full ? "" : ", sampled rows");
     assert_int_equal(e.nonfinite, 0);
     assert_int_equal(e.bad, 0);
-    assert_true(rel <= bc_ref_bound(d->d_type));
+    assert_true(rel <= bc_ref_bound(d->d_type, d->k));
 }
 
 static void run_case(gpu_env *env, const gcase *gc)

@@ -71,7 +71,7 @@ static inline bc_status small_gemm_run(bc_device *dev, bc_stream *s, const small
             bc_ref_gemm_row(&full, ha, hb, NULL, NULL, row, ref);
             bc_ref_compare_row(&full, hd, row, ref, &e);
         }
-        if (e.nonfinite || e.bad || bc_ref_rel_frobenius(&e) > bc_ref_bound(d->d_type))
+        if (e.nonfinite || e.bad || bc_ref_rel_frobenius(&e) > bc_ref_bound(d->d_type, d->k))
             st = BC_ERR_VERIFY_FAILED;
     }
     bc_gemm_plan_destroy(own);

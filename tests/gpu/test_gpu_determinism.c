@@ -112,7 +112,7 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k,
                 free(ref);
                 assert_int_equal(e.nonfinite, 0);
                 assert_int_equal(e.bad, 0);
-                assert_true(bc_ref_rel_frobenius(&e) <= bc_ref_bound(BC_DTYPE_BF16));
+                assert_true(bc_ref_rel_frobenius(&e) <= bc_ref_bound(BC_DTYPE_BF16, 0));
                 memcpy(first, out, d_bytes);
             } else if (memcmp(first, out, d_bytes) != 0) {
                 fail_msg("run %d (stream %d) differs from run 0", done + i, (done + i) % 2);

@@ -45,7 +45,7 @@ bc_status bc_check_row_epi(bc_device *dev, const bc_gemm_desc *d, const void *ho
 
 int bc_check_passed(const bc_gemm_desc *d, const bc_ref_error *e)
 {
-    return e->checked > 0 && e->nonfinite == 0 && e->bad == 0 && bc_ref_rel_frobenius(e) <= bc_ref_bound(d->d_type);
+    return e->checked > 0 && e->nonfinite == 0 && e->bad == 0 && bc_ref_rel_frobenius(e) <= bc_ref_bound(d->d_type, d->k);
 }
 
 void bc_check_print_mismatches(FILE *f, const char *indent, const bc_ref_error *e)

@@ -201,14 +201,17 @@ double bc_ref_rel_frobenius(const bc_ref_error *e)
     return sqrt(e->err_sq / e->ref_sq);
 }
 
-double bc_ref_bound(bc_dtype d_type)
+double bc_ref_bound(bc_dtype d_type, int64_t k)
 {
     switch (d_type) {
     case BC_DTYPE_BF16:
         return 5e-3;
     case BC_DTYPE_F16:
         return 1e-3;
-    default:
-        return 1e-5;
+    default: {
+        const double chunks = (double)((k + 15) / 16); /* fp32 additions into the accumulator */
+        const double accumulate = chunks * 0x1.0p-23;
+        return accumulate > 1e-5 ? accumulate : 1e-5;
+    }
     }
 }
