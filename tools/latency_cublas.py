@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """End-to-end latency of one GEMM through PyTorch (cuBLAS), measured the way
-`barecuda latency` measures barecuda, for the side-by-side table of issue 6.
+`barecuda latency` measures barecuda, for the side-by-side latency table.
 
 One sample = time.perf_counter_ns() (CLOCK_MONOTONIC) right before the call,
 then torch.cuda.synchronize(), then perf_counter_ns() again: host call ->
@@ -15,7 +15,7 @@ says (CUDA's default, "auto": spin while fewer active contexts than cores).
 
 usage: latency_cublas.py [--shapes MxNxK,...] [--dtype bf16|f16] [--runs N] [--warmup W]
                          [--mode eager|graph|all] [--csv FILE] [--json]
-Default shapes: the issue-6 ones, 128x2048x2048, 64x1024x1024, 256x4096x4096.
+Default shapes: the latency list, 128x2048x2048, 64x1024x1024, 256x4096x4096.
 """
 import argparse
 import json

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Benchmarks on the device machine (repo root, build/ carried; logs, CSV and
-# SVG in $OUT/bench.tgz): barecuda vs cuBLAS device time on the issue-5
+# SVG in $OUT/bench.tgz): barecuda vs cuBLAS device time on the benchmark
 # shapes in one run, then end-to-end latency (stream/graph x spin/yield/block)
-# on the issue-6 shapes beside cuBLAS through PyTorch.
+# on the latency shapes beside cuBLAS through PyTorch.
 set -o pipefail
 export PATH=/usr/local/cuda/bin:$PATH
 OUT=${OUT:-/tmp/out}
