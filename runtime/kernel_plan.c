@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "ptrcheck.h"
 #include "module_internal.h"
 
 #define GRID_X_MAX 0x7fffffffu
@@ -76,10 +77,11 @@ static bc_status check_cluster_shape(const bc_kernel *k, const uint32_t g[3], co
     return BC_OK;
 }
 
-/* Where the non-NULL and range checks of a parameter that declares the
- * bytes its kernel reaches (extent_bytes > 0) live. Today: a device pointer
- * (8 bytes) that is not 0; the range against the device's memory is not
- * checked yet. */
+/* A parameter that declares the bytes its kernel reaches (extent_bytes >
+ * 0): a device pointer (8 bytes), not NULL, whose whole extent is memory
+ * this device's kernels may read and write, as for a GEMM operand
+ * (ptrcheck.h: inside one live pool block, a registered range, or a driver
+ * allocation this context can address). */
 static bc_status check_buffer_param(const bc_kernel *k, int index, const void *value, uint32_t size,
                                     uint64_t extent)
 {
@@ -93,7 +95,12 @@ static bc_status check_buffer_param(const bc_kernel *k, int index, const void *v
     if (p == 0)
         return BC_FAIL(BC_ERR_NULL_POINTER, "params", "kernel %s: parameter %d is a NULL device pointer with a "
                        "%llu-byte extent", k->name, index, (unsigned long long)extent);
-    return BC_OK;
+    if (extent > UINT64_MAX - p)
+        return BC_FAIL(BC_ERR_OUT_OF_BOUNDS, "params", "kernel %s: parameter %d: %llu bytes from 0x%llx wrap the "
+                       "address space", k->name, index, (unsigned long long)extent, (unsigned long long)p);
+    char operand[64];
+    snprintf(operand, sizeof operand, "%s parameter %d", k->name, index);
+    return bc__ptr_check(k->mod->dev, operand, p, extent, BC__ACC_READ | BC__ACC_WRITE, NULL);
 }
 
 /* Checks the parameters against the signature and lays them out:

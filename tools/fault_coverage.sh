@@ -1,8 +1,11 @@
 #!/bin/sh
 # Counts, with gcov, the library's driver call sites that the fault-injection
-# sweep (tests/unit/test_fault.c) reaches. Every driver call the sweep makes
-# is made to fail in some run, with four CUresults (see run_scenario there),
-# so a site reached is a site whose failure was injected.
+# sweeps reach: tests/unit/test_fault.c (open, plans, launches, graphs,
+# waits, boot checks, close, the resident executor) and
+# tests/unit/test_module_fault.c (module load, kernels, kernel plans, mixed
+# graphs, user tensor maps). Every driver call a sweep makes is made to fail
+# in some run, with several CUresults, so a site reached is a site whose
+# failure was injected.
 #
 #   sh tools/fault_coverage.sh        (after `ninja`; builds under build/cov/)
 #
@@ -22,18 +25,22 @@ ninja build/obj/loader/embedded_blob.o build/gen/fatbin_digest.c build/bin/libcm
 FLAGS="-std=c11 -D_GNU_SOURCE -O0 -g -Wall -Wextra -Werror -Wno-unused-parameter --coverage
   -Iruntime/include -Iruntime -Iloader -Ikernels_ptx -I/usr/local/cuda/include -Ibuild/gen -Itools/cli -Itools/common"
 LIB_SRC="$(ls runtime/*.c loader/*.c) build/gen/fatbin_digest.c"
-TEST_SRC="tests/unit/test_fault.c tests/unit/fake_driver.c tests/unit/fake_device.c tests/unit/fake_mem.c
-  tests/unit/fake_module.c tests/unit/fake_graph.c"
+FAKE_SRC="tests/unit/fake_driver.c tests/unit/fake_device.c tests/unit/fake_mem.c tests/unit/fake_module.c
+  tests/unit/fake_graph.c tests/unit/fake_kernel.c tests/unit/fake_resident.c"
+obj() { echo "$B/obj/$(echo "$1" | tr / _ | sed 's/\.c$/.o/')"; }
 OBJS=""
-for f in $LIB_SRC $TEST_SRC; do
-  o="$B/obj/$(echo "$f" | tr / _ | sed 's/\.c$/.o/')"
-  $CC $FLAGS -c "$f" -o "$o"
-  OBJS="$OBJS $o"
+for f in $LIB_SRC $FAKE_SRC tests/unit/test_fault.c tests/unit/test_module_fault.c; do
+  $CC $FLAGS -c "$f" -o "$(obj "$f")"
 done
-$CC --coverage $OBJS build/obj/loader/embedded_blob.o -o "$B/test_unit_fault" -lcmocka -ldl -lpthread -lm \
-  -Wl,-rpath,"$PWD/build/bin" -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
-"$B/test_unit_fault" > "$B/sweep.txt" 2>&1 || { cat "$B/sweep.txt"; echo "fault_coverage: the sweep failed"; exit 1; }
-grep "fault-injection sweep" "$B/sweep.txt"
+for f in $LIB_SRC $FAKE_SRC; do OBJS="$OBJS $(obj "$f")"; done
+for t in fault module_fault; do
+  wrap=""  # test_fault also fails heap allocations
+  [ $t = fault ] && wrap="-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc"
+  $CC --coverage "$(obj tests/unit/test_$t.c)" $OBJS build/obj/loader/embedded_blob.o -o "$B/test_unit_$t" \
+    -lcmocka -ldl -lpthread -lm -Wl,-rpath,"$PWD/build/bin" $wrap
+  "$B/test_unit_$t" > "$B/sweep_$t.txt" 2>&1 || { cat "$B/sweep_$t.txt"; echo "fault_coverage: test_unit_$t failed"; exit 1; }
+  grep "fault-injection sweep" "$B/sweep_$t.txt"
+done
 
 # gcov text per library source: "count:line:source" (gcov writes into the
 # current directory, which must be the one the sources were compiled from)
@@ -56,5 +63,5 @@ for f in $(ls runtime/*.c loader/*.c); do
     esac
   done
 done
-echo "fault_coverage: covered $covered of $total driver call sites (runtime/, loader/) with the fault-injection sweep"
+echo "fault_coverage: covered $covered of $total driver call sites (runtime/, loader/) with the fault-injection sweeps"
 if [ -s "$B/missed.txt" ]; then echo "not reached:"; cat "$B/missed.txt"; fi

@@ -239,6 +239,14 @@ static void resident(outcome *o, int close_running)
     STEP(o, bc_resident_start(res, s));
     STEP(o, bc_resident_step(res, 5000000000u));
     STEP(o, bc_resident_step(res, 5000000000u));
+    if (res && o->st == BC_OK) { /* a step that misses its bound: the stream is asked why */
+        fake_set_resident_stall(1);
+        const bc_status w = bc_resident_step(res, 1000000u);
+        fake_set_resident_stall(0);
+        if (w != BC_ERR_TIMEOUT)
+            STEP(o, w);
+        STEP(o, bc_resident_wait(res, 5000000000u));
+    }
     if (!close_running) {
         STEP(o, bc_resident_stop(res, 5000000000u));
         if (res)

@@ -187,6 +187,54 @@ static void test_parameters(void **state)
     bc_device_close(e.dev);
 }
 
+/* A buffer parameter's whole extent is checked as a GEMM operand is:
+ * inside one live pool block, or inside a driver allocation this context
+ * can address; at creation and at set_param, each failure with its status,
+ * the plan unchanged. */
+static void test_buffer_extents(void **state)
+{
+    (void)state;
+    mt_env e;
+    mt_open(&e, 0);
+    mt_saxpy v;
+    mt_saxpy_desc(&v, &e, 1000);
+    bc_kernel_param p[4];
+    memcpy(p, v.p, sizeof v.p);
+    bc_kernel_plan_desc d = v.d;
+    d.params = p;
+    p[1].extent_bytes = (2u << 20); /* x is a 1 MiB block */
+    expect_reject(&e, e.saxpy, &d, BC_ERR_OUT_OF_BOUNDS, "fixture_saxpy parameter 1", "parameter 1");
+    memcpy(p, v.p, sizeof v.p);
+    bc_devptr tail = e.y + (1u << 20) - 16u; /* 16 bytes before y's end, 4000 needed */
+    p[2].value = &tail;
+    expect_reject(&e, e.saxpy, &d, BC_ERR_OUT_OF_BOUNDS, "fixture_saxpy parameter 2", "parameter 2");
+    memcpy(p, v.p, sizeof v.p);
+    bc_devptr stray = 0xdead0000ull; /* no pool block, no allocation the driver knows */
+    p[1].value = &stray;
+    bc_kernel_plan *plan = NULL;
+    bc_status st = bc_kernel_plan_create(e.saxpy, &d, &plan);
+    assert_true(st == BC_ERR_WRONG_DEVICE || st == BC_ERR_OUT_OF_BOUNDS);
+    assert_null(plan);
+    /* memory of the device from outside the pools: the driver describes it */
+    CUdeviceptr raw = 0;
+    assert_int_equal(fake_table()->cuMemAlloc_v2(&raw, 8192), CUDA_SUCCESS);
+    bc_devptr own = (bc_devptr)raw;
+    memcpy(p, v.p, sizeof v.p);
+    p[2].value = &own;
+    assert_ok(bc_kernel_plan_create(e.saxpy, &d, &plan));
+    own = (bc_devptr)raw + 8192u - 100u; /* the last 100 bytes: too few */
+    assert_status(bc_kernel_plan_set_param(plan, 2, &own, 8), BC_ERR_OUT_OF_BOUNDS);
+    assert_status(bc_kernel_plan_set_param(plan, 1, &stray, 8), BC_ERR_WRONG_DEVICE);
+    assert_ok(bc_kernel_launch(plan, e.s));
+    bc_devptr x, y;
+    memcpy(&x, fake_last_launch()->params + 8, 8), memcpy(&y, fake_last_launch()->params + 16, 8);
+    assert_int_equal(x, e.x);
+    assert_int_equal(y, (bc_devptr)raw); /* the plan kept its last good values */
+    bc_kernel_plan_destroy(plan);
+    assert_int_equal(fake_table()->cuMemFree_v2(raw), CUDA_SUCCESS);
+    bc_device_close(e.dev);
+}
+
 /* Over the parameter space (unchecked: the signature check would catch it
  * first on a driver that reports one). */
 static void test_parameter_space(void **state)
@@ -278,7 +326,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         ft_test(test_launch_limits),     ft_test(test_clusters),
-        ft_test(test_parameters),        ft_test(test_parameter_space),
+        ft_test(test_parameters),        ft_test(test_parameter_space), ft_test(test_buffer_extents),
         ft_test(test_pack_set_param_and_launch),
     };
     return cmocka_run_group_tests_name("kernel_plan", tests, NULL, NULL);
