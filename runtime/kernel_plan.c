@@ -98,9 +98,17 @@ static bc_status check_buffer_param(const bc_kernel *k, int index, const void *v
     if (extent > UINT64_MAX - p)
         return BC_FAIL(BC_ERR_OUT_OF_BOUNDS, "params", "kernel %s: parameter %d: %llu bytes from 0x%llx wrap the "
                        "address space", k->name, index, (unsigned long long)extent, (unsigned long long)p);
-    char operand[64];
-    snprintf(operand, sizeof operand, "%s parameter %d", k->name, index);
-    return bc__ptr_check(k->mod->dev, operand, p, extent, BC__ACC_READ | BC__ACC_WRITE, NULL);
+    /* bc_error_detail.call keeps the pointer: the names must be static */
+#define P10(t) "parameter " #t "0", "parameter " #t "1", "parameter " #t "2", "parameter " #t "3", \
+    "parameter " #t "4", "parameter " #t "5", "parameter " #t "6", "parameter " #t "7", "parameter " #t "8", \
+    "parameter " #t "9"
+    static const char *const names[] = {"parameter 0", "parameter 1", "parameter 2", "parameter 3",
+                                        "parameter 4", "parameter 5", "parameter 6", "parameter 7",
+                                        "parameter 8", "parameter 9", P10(1), P10(2), P10(3), P10(4), P10(5),
+                                        "parameter 60", "parameter 61", "parameter 62", "parameter 63"};
+#undef P10
+    _Static_assert(sizeof names / sizeof names[0] == BC_KERNEL_MAX_PARAMS, "a name per parameter");
+    return bc__ptr_check(k->mod->dev, names[index], p, extent, BC__ACC_READ | BC__ACC_WRITE, NULL);
 }
 
 /* Checks the parameters against the signature and lays them out:

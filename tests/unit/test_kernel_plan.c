@@ -203,11 +203,11 @@ static void test_buffer_extents(void **state)
     bc_kernel_plan_desc d = v.d;
     d.params = p;
     p[1].extent_bytes = (2u << 20); /* x is a 1 MiB block */
-    expect_reject(&e, e.saxpy, &d, BC_ERR_OUT_OF_BOUNDS, "fixture_saxpy parameter 1", "parameter 1");
+    expect_reject(&e, e.saxpy, &d, BC_ERR_OUT_OF_BOUNDS, "parameter 1", "parameter 1");
     memcpy(p, v.p, sizeof v.p);
     bc_devptr tail = e.y + (1u << 20) - 16u; /* 16 bytes before y's end, 4000 needed */
     p[2].value = &tail;
-    expect_reject(&e, e.saxpy, &d, BC_ERR_OUT_OF_BOUNDS, "fixture_saxpy parameter 2", "parameter 2");
+    expect_reject(&e, e.saxpy, &d, BC_ERR_OUT_OF_BOUNDS, "parameter 2", "parameter 2");
     memcpy(p, v.p, sizeof v.p);
     bc_devptr stray = 0xdead0000ull; /* no pool block, no allocation the driver knows */
     p[1].value = &stray;
