@@ -1,11 +1,9 @@
 #!/bin/sh
 # Counts, with gcov, the library's driver call sites that the fault-injection
-# sweeps reach: tests/unit/test_fault.c (open, plans, launches, graphs,
-# waits, boot checks, close, the resident executor) and
-# tests/unit/test_module_fault.c (module load, kernels, kernel plans, mixed
-# graphs, user tensor maps). Every driver call a sweep makes is made to fail
-# in some run, with several CUresults, so a site reached is a site whose
-# failure was injected.
+# sweep (tests/unit/test_fault.c: open, modules, plans, launches, graphs,
+# waits, boot checks, close, the resident executor) reaches. Every driver
+# call the sweep makes is made to fail in some run, with four CUresults, so
+# a site reached is a site whose failure was injected.
 #
 #   sh tools/fault_coverage.sh        (after `ninja`; builds under build/cov/)
 #
@@ -27,20 +25,16 @@ FLAGS="-std=c11 -D_GNU_SOURCE -O0 -g -Wall -Wextra -Werror -Wno-unused-parameter
 LIB_SRC="$(ls runtime/*.c loader/*.c) build/gen/fatbin_digest.c"
 FAKE_SRC="tests/unit/fake_driver.c tests/unit/fake_device.c tests/unit/fake_mem.c tests/unit/fake_module.c
   tests/unit/fake_graph.c tests/unit/fake_kernel.c tests/unit/fake_resident.c"
-obj() { echo "$B/obj/$(echo "$1" | tr / _ | sed 's/\.c$/.o/')"; }
 OBJS=""
-for f in $LIB_SRC $FAKE_SRC tests/unit/test_fault.c tests/unit/test_module_fault.c; do
-  $CC $FLAGS -c "$f" -o "$(obj "$f")"
+for f in $LIB_SRC $FAKE_SRC tests/unit/test_fault.c; do
+  o="$B/obj/$(echo "$f" | tr / _ | sed 's/\.c$/.o/')"
+  $CC $FLAGS -c "$f" -o "$o"
+  OBJS="$OBJS $o"
 done
-for f in $LIB_SRC $FAKE_SRC; do OBJS="$OBJS $(obj "$f")"; done
-for t in fault module_fault; do
-  wrap=""  # test_fault also fails heap allocations
-  [ $t = fault ] && wrap="-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc"
-  $CC --coverage "$(obj tests/unit/test_$t.c)" $OBJS build/obj/loader/embedded_blob.o -o "$B/test_unit_$t" \
-    -lcmocka -ldl -lpthread -lm -Wl,-rpath,"$PWD/build/bin" $wrap
-  "$B/test_unit_$t" > "$B/sweep_$t.txt" 2>&1 || { cat "$B/sweep_$t.txt"; echo "fault_coverage: test_unit_$t failed"; exit 1; }
-  grep "fault-injection sweep" "$B/sweep_$t.txt"
-done
+$CC --coverage $OBJS build/obj/loader/embedded_blob.o -o "$B/test_unit_fault" -lcmocka -ldl -lpthread -lm \
+  -Wl,-rpath,"$PWD/build/bin" -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
+"$B/test_unit_fault" > "$B/sweep.txt" 2>&1 || { cat "$B/sweep.txt"; echo "fault_coverage: the sweep failed"; exit 1; }
+grep "fault-injection sweep" "$B/sweep.txt"
 
 # gcov text per library source: "count:line:source" (gcov writes into the
 # current directory, which must be the one the sources were compiled from)
@@ -63,5 +57,5 @@ for f in $(ls runtime/*.c loader/*.c); do
     esac
   done
 done
-echo "fault_coverage: covered $covered of $total driver call sites (runtime/, loader/) with the fault-injection sweeps"
+echo "fault_coverage: covered $covered of $total driver call sites (runtime/, loader/) with the fault-injection sweep"
 if [ -s "$B/missed.txt" ]; then echo "not reached:"; cat "$B/missed.txt"; fi
