@@ -127,13 +127,15 @@ static const bc__gemm_config *find_config(const char *name, const bc_device *dev
 {
     const bc__gemm_config *found = NULL;
     for (size_t i = 0; i < FAMILY_COUNT; i++)
-        for (size_t j = 0; j < families[i]->count; j++)
-            if (strcmp(families[i]->configs[j].name, name) == 0) {
-                if (found == NULL || family_role(families[i], dev) != BC__ROLE_NONE)
-                    *out_family = families[i], found = &families[i]->configs[j];
-                if (family_role(families[i], dev) != BC__ROLE_NONE)
-                    return found;
-            }
+        for (size_t j = 0; j < families[i]->count; j++) {
+            if (strcmp(families[i]->configs[j].name, name) != 0)
+                continue;
+            const int serves = family_role(families[i], dev) != BC__ROLE_NONE;
+            if (found == NULL || serves)
+                *out_family = families[i], found = &families[i]->configs[j];
+            if (serves)
+                return found;
+        }
     return found;
 }
 

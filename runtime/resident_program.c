@@ -99,7 +99,7 @@ static bc_status check_plan(bc_device *dev, const bc_gemm_plan *pl, int i, const
     if (pl->dev != dev)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans", "plans[%d] was made on another device", i);
     const bc__gemm_config *c = pl->config;
-    if (strncmp(c->name, "sm90_", 5) != 0 || c->split)
+    if (c->split)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans", "plans[%d] uses %s: the executor runs whole-tile sm_90a plans",
                        i, c->name);
     if (first != NULL && c != first)

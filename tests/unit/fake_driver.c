@@ -213,14 +213,14 @@ CUresult fake__enter(fake_entry e)
     if (s->failed_entry < 0)
         s->failed_entry = (int)e;
     s->injected++;
-    if (s->poison_on_sticky && bc__cu_is_sticky(s->fault_result))
-        s->poison = s->fault_result;
-    if (fake__sticky(s->fault_result))
+    if (bc__cu_is_sticky(s->fault_result)) {
+        if (s->poison_on_sticky)
+            s->poison = s->fault_result;
         fake__resident_end_context(NULL); /* a real context would be lost, its kernels with it */
+    }
     return s->fault_result;
 }
 
-int fake__sticky(CUresult r) { return bc__cu_is_sticky(r); }
 
 CUresult fake__leave(CUresult r)
 {

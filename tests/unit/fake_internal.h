@@ -201,7 +201,6 @@ void fake__unlock(void);
  * CUDA_SUCCESS). Every entry point starts with it and leaves through
  * fake__leave, which unlocks. */
 CUresult fake__enter(fake_entry e);
-int fake__sticky(CUresult r); /* errors that lose a real context */
 CUresult fake__leave(CUresult r);
 
 /* Entry prologues. FAKE_ENTER: an injected result returns at once (and
