@@ -6,6 +6,9 @@
 #include "gemm_abi.h"
 #include "internal.h"
 
+/* Bytes per element of a GEMM operand type (f32 4, bf16 and f16 2). */
+static inline uint64_t bc__dtype_bytes(bc_dtype t) { return t == BC_DTYPE_F32 ? 4u : 2u; }
+
 /* One compiled-in configuration: what the plan needs to know about a kernel. */
 typedef struct bc__gemm_config {
     const char *name;

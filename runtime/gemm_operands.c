@@ -7,7 +7,6 @@
 
 #define MAX_DIM 0x7FFFFFFFll
 
-static uint64_t esize(bc_dtype t) { return t == BC_DTYPE_F32 ? 4u : 2u; }
 
 /* One leading dimension: at least the row and within the kernel ABI; A and B
  * rows (TMA) must also start 16 bytes apart (`row_align` 16, else 1). */
@@ -44,7 +43,7 @@ static bc_status check_operand(const char *name, bc_devptr p, int64_t rows, int6
 
 bc_status bc__gemm_check_layout(bc_gemm_desc *d)
 {
-    const uint64_t osz = esize(d->d_type);
+    const uint64_t osz = bc__dtype_bytes(d->d_type);
     if (d->lda == 0) d->lda = d->k;
     if (d->ldb == 0) d->ldb = d->k;
     if (d->ldc == 0) d->ldc = d->n;
@@ -74,7 +73,7 @@ static bc__region region(bc_devptr p, int64_t rows, int64_t cols, int64_t ld, ui
 
 bc_status bc__gemm_check_memory(bc_device *dev, const bc_gemm_desc *d, int d_by_tma, bc__ptr_cache *cache)
 {
-    const uint64_t osz = esize(d->d_type);
+    const uint64_t osz = bc__dtype_bytes(d->d_type);
     const int has_c = d->beta != 0.0f, has_bias = d->bias != 0;
     gemm_regions r = {
         .a = region(d->a, d->m, d->k, d->lda, 2),

@@ -22,7 +22,6 @@ static const char *const kernel_names[BC__KERNEL_COUNT] = {
 #undef K
 };
 
-static uint64_t dtype_size(bc_dtype t) { return t == BC_DTYPE_F32 ? 4u : 2u; }
 
 bc_status bc_gemm_desc_default(bc_gemm_desc *out_desc)
 {
@@ -230,7 +229,7 @@ static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, cons
  * multiples (TMA's stride rule); otherwise the epilogue reads C itself. */
 static int use_c_smem(const bc_gemm_desc *d, const bc__gemm_config *c)
 {
-    const uint64_t es = dtype_size(d->d_type), inner = c->bn * es < 128 ? c->bn * es : 128;
+    const uint64_t es = bc__dtype_bytes(d->d_type), inner = c->bn * es < 128 ? c->bn * es : 128;
     const uint64_t stage = (uint64_t)(c->a_rows + c->bn) * c->bk * 2; /* a C box (64 rows) must fit a stage */
     return c->tma_store && d->beta != 0.0f && ((uint64_t)d->ldc * es) % 16 == 0 && 64 * inner <= stage;
 }
@@ -240,7 +239,7 @@ static int use_c_smem(const bc_gemm_desc *d, const bc__gemm_config *c)
 static int use_tma_store(const bc_gemm_desc *d, const bc__gemm_config *c)
 {
     return c->tma_store && (d->beta == 0.0f || use_c_smem(d, c)) &&
-           ((uint64_t)d->ldd * dtype_size(d->d_type)) % 16 == 0;
+           ((uint64_t)d->ldd * bc__dtype_bytes(d->d_type)) % 16 == 0;
 }
 
 /* D's (and C's) box: 64 rows (one consumer) by at most 128 bytes of a tile
@@ -248,7 +247,7 @@ static int use_tma_store(const bc_gemm_desc *d, const bc__gemm_config *c)
 static bc__tmap_desc out_map_desc(const char *what, bc_devptr base, int64_t ld, const bc_gemm_desc *d,
                                   const bc__gemm_config *c)
 {
-    const uint32_t es = (uint32_t)dtype_size(d->d_type);
+    const uint32_t es = (uint32_t)bc__dtype_bytes(d->d_type);
     const uint32_t inner = c->bn * es < 128 ? c->bn * es : 128;
     bc__tmap_desc t = {what, d->d_type, base, (uint64_t)d->n, (uint64_t)d->m, (uint64_t)ld * es, inner / es, 64, inner};
     return t;

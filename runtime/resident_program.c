@@ -46,7 +46,6 @@ static int conflict(const access *i, const access *j)
     return 0;
 }
 
-static uint64_t esize(bc_dtype t) { return t == BC_DTYPE_F32 ? 4u : 2u; }
 
 /* The bytes of a rows x cols matrix with `ld` elements between rows (the
  * plan has checked that this does not overflow). */
@@ -63,10 +62,10 @@ static access plan_access(const bc_gemm_desc *d)
     a.rd[a.nrd++] = matrix(d->a, d->m, d->k, d->lda, 2);
     a.rd[a.nrd++] = matrix(d->b, d->n, d->k, d->ldb, 2);
     if (d->beta != 0.0f)
-        a.rd[a.nrd++] = matrix(d->c, d->m, d->n, d->ldc, esize(d->d_type));
+        a.rd[a.nrd++] = matrix(d->c, d->m, d->n, d->ldc, bc__dtype_bytes(d->d_type));
     if (d->bias)
-        a.rd[a.nrd++] = matrix(d->bias, 1, d->n, d->n, esize(d->d_type));
-    a.wr = matrix(d->d, d->m, d->n, d->ldd, esize(d->d_type));
+        a.rd[a.nrd++] = matrix(d->bias, 1, d->n, d->n, bc__dtype_bytes(d->d_type));
+    a.wr = matrix(d->d, d->m, d->n, d->ldd, bc__dtype_bytes(d->d_type));
     return a;
 }
 
