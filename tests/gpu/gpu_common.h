@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
@@ -17,6 +18,18 @@ typedef struct gpu_env {
     bc_stream *s;
     bc_status open_status;
 } gpu_env;
+
+/* BC_TEST_FILTER / BC_TEST_SKIP: cmocka glob patterns of the tests to run /
+ * to leave out (the device scripts narrow a sanitizer run with them). Call
+ * first thing in main. */
+static inline void gpu_test_filters(void)
+{
+    const char *run = getenv("BC_TEST_FILTER"), *skip_ = getenv("BC_TEST_SKIP");
+    if (run && *run)
+        cmocka_set_test_filter(run);
+    if (skip_ && *skip_)
+        cmocka_set_skip_filter(skip_);
+}
 
 /* Opens device 0 with a large arena; records why it could not. */
 static inline int gpu_env_setup(void **state, size_t arena_bytes)

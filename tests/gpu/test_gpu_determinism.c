@@ -193,5 +193,6 @@ int main(void)
         cmocka_unit_test(test_same_bytes_skinny_under_load),
         cmocka_unit_test(test_same_bytes_portable_under_load),
     };
+    gpu_test_filters();
     return cmocka_run_group_tests_name("gpu_determinism", tests, setup, gpu_env_teardown);
 }

@@ -285,5 +285,6 @@ int main(void)
         cmocka_unit_test(test_graph_mode),
         cmocka_unit_test(test_dependent_chain),
     };
+    gpu_test_filters();
     return cmocka_run_group_tests_name("gpu_gemm", tests, setup, gpu_env_teardown);
 }

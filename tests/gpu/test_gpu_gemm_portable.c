@@ -105,5 +105,6 @@ int main(void)
         cmocka_unit_test(test_portable_c_aliases_d),
         cmocka_unit_test(test_portable_deterministic_100),
     };
+    gpu_test_filters();
     return cmocka_run_group_tests_name("gpu_gemm_portable", tests, setup, gpu_env_teardown);
 }

@@ -401,5 +401,6 @@ int main(void)
         cmocka_unit_test(test_jit_only_when_asked), cmocka_unit_test(test_mixed_graph),
         cmocka_unit_test(test_bad_inputs),
     };
+    gpu_test_filters();
     return cmocka_run_group_tests_name("gpu_module", tests, setup, gpu_env_teardown);
 }

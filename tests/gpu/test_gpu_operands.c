@@ -228,5 +228,6 @@ int main(void)
         cmocka_unit_test(test_set_pointers_refused),
         cmocka_unit_test(test_check_costs),
     };
+    gpu_test_filters();
     return cmocka_run_group_tests_name("gpu_operands", tests, setup, teardown);
 }

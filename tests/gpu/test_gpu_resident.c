@@ -460,5 +460,6 @@ int main(void)
         cmocka_unit_test(test_zero_copy),
         cmocka_unit_test(test_host_mapped_a),
     };
+    gpu_test_filters();
     return cmocka_run_group_tests_name("gpu_resident", tests, setup, gpu_env_teardown);
 }

@@ -352,5 +352,6 @@ int main(void)
         cmocka_unit_test(test_sharing_cost),
         cmocka_unit_test(test_close_with_spinning_kernel),
     };
+    gpu_test_filters();
     return cmocka_run_group_tests_name("gpu_resident_life", tests, NULL, NULL);
 }

@@ -154,5 +154,6 @@ int main(void)
         cmocka_unit_test(test_events_time_a_copy),
         cmocka_unit_test(test_bounded_wait),
     };
+    gpu_test_filters();
     return cmocka_run_group_tests_name("gpu_runtime", tests, setup, gpu_env_teardown);
 }
