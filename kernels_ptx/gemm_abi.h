@@ -86,7 +86,7 @@
 #define BC_SM80_CFG_128X256 128, 256, 32, 2, 4, 3
 #define BC_SM80_CFG_128X128 128, 128, 32, 2, 2, 4
 #define BC_SM80_CFG_64X64 64, 64, 32, 2, 2, 5
-#define BC_SM80_CFG_64X32 64, 32, 64, 4, 1, 6
+#define BC_SM80_CFG_64X32 64, 32, 64, 4, 1, 8
 #define BC_SM80_SMEM_LIMIT 101376 /* 99 KiB */
 #define BC_SM80_STAGE_BYTES(bm, bn, bk) (((bm) + (bn)) * (bk) * 2)
 #define BC_SM80_SMEM_BYTES(bm, bn, bk, stages) ((stages) * BC_SM80_STAGE_BYTES(bm, bn, bk))

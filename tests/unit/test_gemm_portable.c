@@ -112,7 +112,7 @@ static void check_portable(const env *e, const fake_launch *l, const bc_gemm_par
 #define SMEM_128X256 (3 * (128 + 256) * 32 * 2)
 #define SMEM_128X128 (4 * (128 + 128) * 32 * 2)
 #define SMEM_64X64 (5 * (64 + 64) * 32 * 2)
-#define SMEM_64X32 (6 * (64 + 32) * 64 * 2)
+#define SMEM_64X32 (8 * (64 + 32) * 64 * 2)
 
 /* Every compute capability the portable images serve: the image, the
  * rule's choice for 4096^3 and its packed launch. 128x256 (512 CTAs) wins
