@@ -21,9 +21,8 @@
  *     while the last stores drain.
  *   Copy-out path (D rows not 16-byte aligned, e.g. an odd N in bf16; no C
  *     or C in smem): the same finished, converted values are staged, then
- *     each warp copies rows of the chunk to D with 4-byte stores wherever
- *     the row's alignment allows (one 2-byte store at each end of a 16-bit
- *     row that starts at an odd element).
+ *     each warp copies rows of the chunk to D, one 4-byte word per lane (a
+ *     2-byte store at an end of a 16-bit row that starts or ends mid-word).
  *   Thread path (C in global memory: its rows are not 16-byte aligned):
  *     alpha * acc staged as f32, 32 columns a chunk; then each thread
  *     finishes and stores elements along rows (coalesced C reads and D
@@ -147,31 +146,17 @@ BC_DEVICE void bc_sm90_stage_chunk(const bc_epi *e, const float *acc, const uint
     }
 }
 
-/* One 16-byte-aligned window of D at `dst` from staged row bytes
- * [o, o + 16) (o even, inside the row's valid bytes), the row starting at
- * byte `roff` of the swizzled buffer `buf`: four words gathered from five
- * 4-byte aligned shared words, shifted by two bytes when o is not a
- * multiple of 4. */
-BC_DEVICE void bc_sm90_copy16(uint64_t dst, uint32_t buf, uint32_t roff, uint32_t o, const uint32_t inner)
-{
-    const uint32_t base = roff + (o & ~3u), sel = (o & 2u) ? 0x5432u : 0x3210u;
-    uint32_t w[5];
-#pragma unroll
-    for (uint32_t i = 0; i < 4; i++)
-        w[i] = bc_ld_shared_b32(buf + bc_sm90_swz(base + 4u * i, inner));
-    w[4] = (o & 2u) ? bc_ld_shared_b32(buf + bc_sm90_swz(base + 16u, inner)) : 0u;
-    bc_st_global_v4u32(dst, bc_prmt(w[0], w[1], sel), bc_prmt(w[1], w[2], sel), bc_prmt(w[2], w[3], sel),
-                       bc_prmt(w[3], w[4], sel));
-}
-
-/* Copy-out of one staged chunk (columns cbase.. of D): a chunk row (ncols
- * elements) is written as the 16-byte aligned windows of D that it
- * touches: 16 lanes per row, lane j taking window j, two rows per warp step
- * (rows r and r + 2, which start at the same parity of 2-byte offset within
- * a word when D's rows are an odd number of 16-bit elements, so both halves
- * of the warp take the same path). Whole windows leave as one 16-byte
- * store; the partial first and last windows of a row element by element.
- * Not unrolled: one copy of this code per element size. */
+/* Copy-out of one staged chunk (columns cbase.. of D, `cols` a chunk):
+ * rows one warp at a time (warp w takes rows w, w + 4, ...), each lane
+ * writing one 4-byte aligned word of the row's bytes. A row of D starts at
+ * an even byte, so for 16-bit D every word is two adjacent elements (one
+ * shared load, or two and a byte permute when the row starts at the upper
+ * half of a word) and at most two elements are left over, stored alone by
+ * lane 31: the first when the row starts mid-word, the last when the rest
+ * is odd. For f32 D a lane stores one element. A warp's stores of a row are
+ * adjacent words: they coalesce into whole sectors but at the row's ends.
+ * (A previous version wrote 16-byte windows, the ends element by element:
+ * 2.4x the time of the aligned shape next to it at 9797x197x16.) */
 BC_DEVICE void bc_sm90_copyout_chunk(const bc_epi *e, const uint32_t cols, const uint32_t esize,
                                      const bc_sm90_epi_at *at, uint32_t cbase, uint32_t buf)
 {
@@ -179,32 +164,36 @@ BC_DEVICE void bc_sm90_copyout_chunk(const bc_epi *e, const uint32_t cols, const
     const uint32_t t128 = bc_opaque_u32(at->t128), w = t128 / 32u, l = t128 % 32u;
     if (cbase >= e->n)
         return;
-    {
-        const uint32_t nbytes = (e->n - cbase < cols ? e->n - cbase : cols) * esize, j = l % 16u;
-#pragma unroll 1
-        for (uint32_t step = 0; step < 8u; step++) {
-            const uint32_t pi = 4u * step + w, r = 4u * (pi / 2u) + pi % 2u + 2u * (l / 16u);
-            const uint32_t row = at->row0 + r;
-            if (row >= e->m)
-                continue;
-            const uint64_t gbyte = e->d + ((uint64_t)row * e->ldd + cbase) * esize;
-            const uint32_t mis = (uint32_t)(gbyte & 15u), nwin = (mis + nbytes + 15u) / 16u;
-            if (j >= nwin)
-                continue;
-            const int32_t o = (int32_t)(16u * j) - (int32_t)mis; /* window start, in bytes of the staged row */
-            const uint64_t dst = (gbyte & ~(uint64_t)15u) + 16u * j;
-            if (o >= 0 && (uint32_t)o + 16u <= nbytes) {
-                bc_sm90_copy16(dst, buf, r * inner, (uint32_t)o, inner);
-                continue;
-            }
-            const uint32_t lo = o < 0 ? 0u : (uint32_t)o, hi = (uint32_t)(o + 16) < nbytes ? (uint32_t)(o + 16) : nbytes;
-            for (uint32_t b = lo; b < hi; b += esize) {
-                const uint32_t a = buf + bc_sm90_swz(r * inner + b, inner);
-                if (esize == 4)
-                    *(float *)(uintptr_t)(gbyte + b) = bc_ld_shared_f32(a);
-                else
-                    *(uint16_t *)(uintptr_t)(gbyte + b) = bc_ld_shared_b16(a);
-            }
+    const uint32_t ne = e->n - cbase < cols ? e->n - cbase : cols; /* elements of each row's piece */
+#pragma unroll 4
+    for (uint32_t i = 0; i < 16u; i++) {
+        const uint32_t r = w + 4u * i, row = at->row0 + r, roff = r * inner;
+        if (row >= e->m)
+            continue;
+        const uint64_t gbyte = e->d + ((uint64_t)row * e->ldd + cbase) * esize;
+        if (esize == 4) {
+            if (l < ne)
+                *(uint32_t *)(uintptr_t)(gbyte + 4u * l) = bc_ld_shared_b32(buf + bc_sm90_swz(roff + 4u * l, inner));
+            continue;
+        }
+        const uint32_t lead = (uint32_t)(gbyte >> 1) & 1u; /* 1: the piece starts at a word's upper half */
+        const uint32_t nw = (ne - lead) / 2u;               /* whole words: at most 32, 31 when lead */
+        if (l < nw) {
+            const uint32_t b = 2u * lead + 4u * l; /* staged byte of the word's first element */
+            uint32_t v;
+            if (lead)
+                v = bc_prmt(bc_ld_shared_b32(buf + bc_sm90_swz(roff + b - 2u, inner)),
+                            bc_ld_shared_b32(buf + bc_sm90_swz(roff + b + 2u, inner)), 0x5432u);
+            else
+                v = bc_ld_shared_b32(buf + bc_sm90_swz(roff + b, inner));
+            *(uint32_t *)(uintptr_t)(gbyte + b) = v;
+        }
+        if (l == 31u) {
+            if (lead)
+                *(uint16_t *)(uintptr_t)gbyte = bc_ld_shared_b16(buf + bc_sm90_swz(roff, inner));
+            if ((ne - lead) & 1u)
+                *(uint16_t *)(uintptr_t)(gbyte + 2u * (ne - 1u)) =
+                    bc_ld_shared_b16(buf + bc_sm90_swz(roff + 2u * (ne - 1u), inner));
         }
     }
 }
