@@ -315,9 +315,15 @@ BC_DEVICE void res_step(sm90_shape g, uint64_t program, uint32_t base, uint32_t 
 BC_DEVICE void res_setup(sm90_shape g, uint64_t program, uint64_t first_seq, uint32_t base, uint32_t nops,
                          uint32_t tid)
 {
-    if (tid < g.stages) {
-        bc_mbar_init(sm90_full(g, base, tid), 1);
-        bc_mbar_init(sm90_empty(g, base, tid), g.cons);
+    /* one thread initialises every barrier: the one-per-thread form (as the
+     * launched kernel does it) compiles to a warp-uniform loop that
+     * compute-sanitizer's racecheck reads as writes, by threads that skip
+     * it, to the operation infos next to the barriers */
+    if (tid == 0) {
+        for (uint32_t s = 0; s < g.stages; s++) {
+            bc_mbar_init(sm90_full(g, base, s), 1);
+            bc_mbar_init(sm90_empty(g, base, s), g.cons);
+        }
         bc_mbar_fence_init();
     }
     for (uint32_t i = tid; i < nops * 6u; i += bc_ntid_x()) {
