@@ -189,6 +189,29 @@ static void run_repeated(gpu_env *env, const gcase *gc, int runs)
     free_buffers(env, &g);
 }
 
+/* The portable family's configurations (runtime/gemm_family_sm80.c). */
+static const char *const gemm_sm80_configs[] = {"sm80_128x256", "sm80_128x128", "sm80_64x64", "sm80_64x32"};
+#define GEMM_SM80_CONFIGS (sizeof gemm_sm80_configs / sizeof gemm_sm80_configs[0])
+
+/* Layouts on `config` (NULL: the rule): padded leading dimensions, D rows
+ * that are not 16-byte multiples, bias without C, ReLU alone, A at a
+ * 16-byte (not 128-byte) aligned address, alpha = 0 with beta (D = beta*C),
+ * a 2-row problem with K = 8. */
+static void run_layouts(gpu_env *env, const char *config)
+{
+    const gcase cases[] = {
+        {300, 200, 136, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 8, 0, config, 0, 0, 0},
+        {300, 520, 264, BC_DTYPE_F16, BC_DTYPE_F32, 1.0f, 1.0f, 0, 0, 24, 0, config, 0, 0, 0},
+        {257, 129, 200, BC_DTYPE_BF16, BC_DTYPE_F16, 2.0f, 0.0f, 1, 0, 0, 0, config, 0, 0, 0},
+        {130, 300, 64, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0, config, 0, 0, 0},
+        {256, 512, 512, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 16, config, 0, 0, 0},
+        {100, 100, 32, BC_DTYPE_BF16, BC_DTYPE_F32, 0.0f, 1.5f, 0, 0, 0, 0, config, 0, 0, 0},
+        {2, 3000, 8, BC_DTYPE_F16, BC_DTYPE_F16, 1.0f, 0.0f, 1, 1, 0, 0, config, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        run_case(env, &cases[i]);
+}
+
 /* Group setup: the seed (printed; BC_SEED replays), BC_TEST_QUICK, the device. */
 static int gemm_case_setup(void **state, const char *binary)
 {

@@ -32,22 +32,10 @@ static void test_gemm_matrix(void **state)
                 }
 }
 
-/* Padded leading dimensions, bias without C, ReLU alone, A at a 16-byte
- * (not 128-byte) aligned address, alpha = 0 with beta (D = beta*C). */
+/* The layouts of run_layouts, on the rule's choice. */
 static void test_gemm_layouts(void **state)
 {
-    gpu_env *env = GPU_ENV_OR_SKIP(state);
-    const gcase cases[] = {
-        {300, 200, 136, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 8, 0, NULL, 0, 0, 0},
-        {300, 520, 264, BC_DTYPE_F16, BC_DTYPE_F32, 1.0f, 1.0f, 0, 0, 24, 0, NULL, 0, 0, 0},
-        {257, 129, 200, BC_DTYPE_BF16, BC_DTYPE_F16, 2.0f, 0.0f, 1, 0, 0, 0, NULL, 0, 0, 0},
-        {130, 300, 64, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0, NULL, 0, 0, 0},
-        {256, 512, 512, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 16, NULL, 0, 0, 0},
-        {100, 100, 32, BC_DTYPE_BF16, BC_DTYPE_F32, 0.0f, 1.5f, 0, 0, 0, 0, NULL, 0, 0, 0},
-        {2, 3000, 8, BC_DTYPE_F16, BC_DTYPE_F16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0, 0},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        run_case(env, &cases[i]);
+    run_layouts(GPU_ENV_OR_SKIP(state), NULL);
 }
 
 /* Every configuration of the device's image named explicitly (on Hopper the
@@ -61,12 +49,11 @@ static void test_gemm_every_config(void **state)
     static const char *const sm90[] = {"sm90_128x256", "sm90_128x256s", "sm90_128x128", "sm90_128x128s",
                                        "sm90_128x64",  "sm90_64x32"};
     static const char *const sm100[] = {"sm100_128x256x64_ws_s4_tmem2"};
-    static const char *const sm80[] = {"sm80_128x256", "sm80_128x128", "sm80_64x64", "sm80_64x32"};
     bc_device_info info;
     CHECK_BC(bc_device_query(env->dev, &info));
     const int hopper = gpu_is_hopper(env), portable = info.cc_major == 8 || info.cc_major == 12;
-    const char *const *configs = hopper ? sm90 : portable ? sm80 : sm100;
-    const size_t count = hopper ? sizeof sm90 / sizeof sm90[0] : portable ? 4 : 1;
+    const char *const *configs = hopper ? sm90 : portable ? gemm_sm80_configs : sm100;
+    const size_t count = hopper ? sizeof sm90 / sizeof sm90[0] : portable ? GEMM_SM80_CONFIGS : 1;
     static const int64_t cshapes[][3] = {{129, 257, 136}, {300, 520, 264}};
     for (size_t c = 0; c < count; c++)
         for (size_t s = 0; s < sizeof cshapes / sizeof cshapes[0]; s++) {

@@ -9,8 +9,6 @@
  * to 2^27 multiply-adds and 10 repeats (compute-sanitizer). */
 #include "gemm_case.h"
 
-static const char *const configs[] = {"sm80_128x256", "sm80_128x128", "sm80_64x64", "sm80_64x32"};
-#define NCONFIGS (sizeof configs / sizeof configs[0])
 
 static gpu_env *portable_env_or_skip(void **state)
 {
@@ -36,33 +34,27 @@ static const int64_t shapes[][3] = {
 static void test_portable_matrix(void **state)
 {
     gpu_env *env = portable_env_or_skip(state);
-    for (size_t c = 0; c < NCONFIGS; c++)
+    for (size_t c = 0; c < GEMM_SM80_CONFIGS; c++)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             for (int ab = BC_DTYPE_BF16; ab <= BC_DTYPE_F16; ab++)
                 for (int dt = BC_DTYPE_BF16; dt <= BC_DTYPE_F32; dt++)
                     for (int epi = 0; epi < 2; epi++) {
                         gcase gc = {shapes[s][0], shapes[s][1], shapes[s][2], (bc_dtype)ab, (bc_dtype)dt,
-                                    epi ? 0.75f : 1.0f, epi ? -0.5f : 0.0f, epi, epi, 0, 0, configs[c], 0, 0, 0};
+                                    epi ? 0.75f : 1.0f, epi ? -0.5f : 0.0f, epi, epi, 0, 0, gemm_sm80_configs[c],
+                                    0, 0, 0};
                         run_case(env, &gc);
                     }
 }
 
-/* Layouts per configuration: padded leading dimensions, D rows that are not
- * 16-byte multiples (odd ldd: element stores), bias without C, ReLU alone,
- * A 16-byte aligned, alpha = 0 (D = beta*C), a 2-row problem. */
+/* Layouts per configuration (run_layouts), then the full epilogue with A at
+ * a 16-byte offset. */
 static void test_portable_layouts(void **state)
 {
     gpu_env *env = portable_env_or_skip(state);
-    for (size_t c = 0; c < NCONFIGS; c++) {
-        const char *cf = configs[c];
+    for (size_t c = 0; c < GEMM_SM80_CONFIGS; c++) {
+        const char *cf = gemm_sm80_configs[c];
+        run_layouts(env, cf);
         const gcase cases[] = {
-            {300, 200, 136, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 8, 0, cf, 0, 0, 0},
-            {300, 520, 264, BC_DTYPE_F16, BC_DTYPE_F32, 1.0f, 1.0f, 0, 0, 24, 0, cf, 0, 0, 0},
-            {257, 129, 200, BC_DTYPE_BF16, BC_DTYPE_F16, 2.0f, 0.0f, 1, 0, 0, 0, cf, 0, 0, 0},
-            {130, 300, 64, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0, cf, 0, 0, 0},
-            {256, 512, 512, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 16, cf, 0, 0, 0},
-            {100, 100, 32, BC_DTYPE_BF16, BC_DTYPE_F32, 0.0f, 1.5f, 0, 0, 0, 0, cf, 0, 0, 0},
-            {2, 3000, 8, BC_DTYPE_F16, BC_DTYPE_F16, 1.0f, 0.0f, 1, 1, 0, 0, cf, 0, 0, 0},
             {129, 257, 136, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, -1.0f, 1, 1, 0, 0, cf, 0, 1, 0},
             {129, 257, 136, BC_DTYPE_F16, BC_DTYPE_F32, 0.5f, 0.25f, 1, 0, 0, 0, cf, 0, 3, 0},
         };
@@ -75,9 +67,10 @@ static void test_portable_layouts(void **state)
 static void test_portable_c_aliases_d(void **state)
 {
     gpu_env *env = portable_env_or_skip(state);
-    for (size_t c = 0; c < NCONFIGS; c++)
+    for (size_t c = 0; c < GEMM_SM80_CONFIGS; c++)
         for (int dt = BC_DTYPE_BF16; dt <= BC_DTYPE_F32; dt++) {
-            gcase gc = {333, 444, 128, BC_DTYPE_BF16, (bc_dtype)dt, 1.0f, 1.0f, 1, 0, 0, 0, configs[c], 0, 0, 0};
+            gcase gc = {333, 444, 128, BC_DTYPE_BF16, (bc_dtype)dt, 1.0f, 1.0f, 1, 0, 0, 0, gemm_sm80_configs[c],
+                        0, 0, 0};
             run_aliased(env, &gc);
         }
 }
@@ -87,8 +80,9 @@ static void test_portable_c_aliases_d(void **state)
 static void test_portable_deterministic_100(void **state)
 {
     gpu_env *env = portable_env_or_skip(state);
-    for (size_t c = 0; c < NCONFIGS; c++) {
-        gcase gc = {1000, 1000, 1000, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.0f, 1, 0, 0, 0, configs[c], 0, 0, 0};
+    for (size_t c = 0; c < GEMM_SM80_CONFIGS; c++) {
+        gcase gc = {1000, 1000, 1000, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.0f, 1, 0,
+                    0, 0, gemm_sm80_configs[c], 0, 0, 0};
         if (quick)
             gc.m = gc.n = gc.k = 264;
         run_repeated(env, &gc, quick ? 10 : 100);
