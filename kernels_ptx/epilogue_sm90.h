@@ -37,7 +37,6 @@
 #include "epilogue.h"
 #include "gemm_abi.h"
 #include "ptx/fence.h"
-#include "ptx/stg.h"
 #include "ptx/smem.h"
 #include "ptx/tma.h"
 
