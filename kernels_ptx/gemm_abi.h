@@ -37,7 +37,8 @@
  * for the skinny-M variant of 64x32 (M <= 16): its stages pack 16 rows of A
  * and BN rows of B, and wgmma's reads of A rows 16..63 land in whatever
  * follows (B, the next stage, the staging buffers) -- accumulator rows that
- * lie outside M and are never stored). Use them through BC__APPLY so that
+ * lie outside M and are never stored; its split-K variant exchanges only
+ * those 16 rows). Use them through BC__APPLY so that
  * they expand to five arguments. */
 #define BC_SM90_CFG_128X256 2, 256, 4, 0, 128
 #define BC_SM90_CFG_128X256S 2, 256, 4, 1, 128
@@ -46,6 +47,7 @@
 #define BC_SM90_CFG_128X64 2, 64, 8, 0, 128
 #define BC_SM90_CFG_64X32 1, 32, 16, 0, 64
 #define BC_SM90_CFG_64X32M16 1, 32, 32, 0, 16
+#define BC_SM90_CFG_64X32M16S 1, 32, 32, 1, 16
 #define BC__APPLY(f, ...) f(__VA_ARGS__)
 #define BC__SM90_SMEM5(cons, bn, stages, ks, ar) BC_SM90_SMEM_BYTES(cons, bn, stages, ar)
 #define BC__SM90_THREADS5(cons, bn, stages, ks, ar) BC_SM90_THREADS(cons)

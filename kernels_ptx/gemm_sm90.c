@@ -214,11 +214,12 @@ BC_DEVICE void sm90_split_finish(sm90_shape g, const bc_epi *e, const float *acc
 {
     const uint32_t nthr = 128u * g.cons, tc = bc_tid_x() - BC_SM90_PRODUCER_THREADS;
     const uint32_t rank = bc_cluster_ctarank(), s = bc_cluster_nctarank();
+    /* the rows a stage holds (64 per consumer, or the skinny tile's 16): the others are never stored */
+    const uint32_t rows = g.ar < 64u * g.cons ? g.ar : 64u * g.cons;
     bc_cluster_sync_divergent();
-    bc_splitk_send(acc, 64u * g.cons, g.bn, base, rank, s, c, tc % 128u);
+    bc_splitk_send(acc, rows, g.bn, base, rank, s, c, tc % 128u);
     bc_cluster_sync_divergent();
-    bc_splitk_finish_rows(e, 64u * g.cons, g.bn, base, rank, s, tile.m * 64u * g.cons, tile.n * g.bn, tc, nthr,
-                          out_t);
+    bc_splitk_finish_rows(e, rows, g.bn, base, rank, s, tile.m * 64u * g.cons, tile.n * g.bn, tc, nthr, out_t);
 }
 
 /* Waits for the tile's C stages (BC_GEMM_F_C_SMEM) and returns the ring
@@ -363,6 +364,7 @@ _Static_assert(BC_SM90_A_STAGE_BYTES(64) - BC_SM90_STAGE_BYTES(16, 32) <= 2 * BC
 /* the split-K slots, [BM][BN + pad] f32 in all, fit in the stages they reuse */
 _Static_assert(128 * (256 + BC_SPLITK_PAD) * 4 <= 4 * BC_SM90_STAGE_BYTES(128, 256), "128x256 split partial");
 _Static_assert(128 * (128 + BC_SPLITK_PAD) * 4 <= 6 * BC_SM90_STAGE_BYTES(128, 128), "128x128 split partial");
+_Static_assert(16 * (32 + BC_SPLITK_PAD) * 4 <= 32 * BC_SM90_STAGE_BYTES(16, 32), "64x32m16s split partial");
 
 BC_SM90_KERNEL(bc_gemm_sm90_128x256, BC_SM90_CFG_128X256)
 BC_SM90_KERNEL(bc_gemm_sm90_128x256s, BC_SM90_CFG_128X256S)
@@ -371,3 +373,4 @@ BC_SM90_KERNEL(bc_gemm_sm90_128x128s, BC_SM90_CFG_128X128S)
 BC_SM90_KERNEL(bc_gemm_sm90_128x64, BC_SM90_CFG_128X64)
 BC_SM90_KERNEL(bc_gemm_sm90_64x32, BC_SM90_CFG_64X32)
 BC_SM90_KERNEL(bc_gemm_sm90_64x32m16, BC_SM90_CFG_64X32M16)
+BC_SM90_KERNEL(bc_gemm_sm90_64x32m16s, BC_SM90_CFG_64X32M16S)

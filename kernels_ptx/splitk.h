@@ -29,9 +29,10 @@ BC_DEVICE uint32_t bc_splitk_off(const uint32_t bn, uint32_t rows, uint32_t slot
     return ((slot * rows + r) * bc_splitk_pitch(bn) + col) * 4u;
 }
 
-/* Consumer warpgroup c of CTA `rank` sends its 64 rows of accumulators to
- * their owners: row R of the tile goes to CTA R / (BM/S), slot `rank`.
- * bm and bn are compile-time constants; `slots` is the slot area's shared
+/* Consumer warpgroup c of CTA `rank` sends its 64 rows of accumulators
+ * (those below bm) to their owners: row R of the tile goes to CTA R / (bm/S),
+ * slot `rank`. bm (the tile's rows, or the rows a skinny tile holds) and bn
+ * are compile-time constants; `slots` is the slot area's shared
  * address (the same in every CTA of the cluster). */
 BC_DEVICE void bc_splitk_send(const float *acc, const uint32_t bm, const uint32_t bn, uint32_t slots, uint32_t rank,
                               uint32_t s, uint32_t c, uint32_t t128)
@@ -40,6 +41,8 @@ BC_DEVICE void bc_splitk_send(const float *acc, const uint32_t bm, const uint32_
 #pragma unroll
     for (uint32_t h = 0; h < 2; h++) {
         const uint32_t row = c * 64u + 16u * w + l / 4u + 8u * h, owner = row / rows;
+        if (row >= bm) /* a skinny tile's rows past its stage's A rows: never stored */
+            continue;
         const uint32_t dst = bc_mapa(slots + bc_splitk_off(bn, rows, rank, row % rows, 2u * (l % 4u)), owner);
 #pragma unroll
         for (uint32_t j = 0; j < bn / 8; j++)

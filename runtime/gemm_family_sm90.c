@@ -4,13 +4,22 @@
  * (README, "GEMM configurations"; measured, kernels_ptx/PERF_NOTES.md). */
 #include "gemm_family.h"
 
+/* The skinny split-K tile in the rule (fitted to forced-split timings of 36
+ * random M <= 16 shapes on the H100, kernels_ptx/PERF_NOTES.md): its
+ * exchange costs 4 of its k-blocks, and a wave of its clusters holds 75% of
+ * the SMs' worth of CTAs (clusters of 4 or 8 one-CTA-per-SM CTAs must fit
+ * in one GPC each: 32 clusters of 4 ran as two waves). */
+#define BC_SM90_SKINNY_SPLIT_COST_KB 4u
+#define BC_SM90_SKINNY_WAVE_PCT 75u
+
 #define SM90_CONFIG(nm, id, w, cons, bn_, stages, ks, ar)                                          \
     {                                                                                              \
         .name = "sm90_" nm, .bm = 64u * (cons), .bn = (bn_), .bk = BC_SM90_BK,                     \
         .threads = BC_SM90_THREADS(cons), .smem_bytes = BC_SM90_SMEM_BYTES(cons, bn_, stages, ar), \
         .a_rows = (ar), .max_m = (ar) < 64u * (cons) ? (ar) : 0u,                                  \
         .weight_pct = (w), .tma = 1, .tma_store = !(ks), .split = (ks), .persistent = !(ks),       \
-        .pdl = 1,                                                                                  \
+        .pdl = 1, .split_cost_kb = (ar) < 64u * (cons) ? BC_SM90_SKINNY_SPLIT_COST_KB : 0u,          \
+        .cluster_wave_pct = (ar) < 64u * (cons) ? BC_SM90_SKINNY_WAVE_PCT : 0u,                    \
         .kernel = {{id, id, id}, {id, id, id}},                                                   \
     }
 static const bc__gemm_config configs[] = {
@@ -23,6 +32,9 @@ static const bc__gemm_config configs[] = {
     /* skinny M: the 64x32 tile with stages of 16 A rows (twice the B bytes in flight); within
      * M <= 16 the rule takes it outright, before any tile cost (PERF_NOTES.md) */
     BC__APPLY(SM90_CONFIG, "64x32m16", BC_K_GEMM_SM90_64X32M16, 30, BC_SM90_CFG_64X32M16),
+    /* its split-K variant: a few CTAs down K for grids of a few tiles (a skinny tile's k-block is
+     * latency-bound; its 16-row exchange is cheap, hence its own split cost) */
+    BC__APPLY(SM90_CONFIG, "64x32m16s", BC_K_GEMM_SM90_64X32M16S, 30, BC_SM90_CFG_64X32M16S),
 };
 
 static const bc__gemm_arch archs[] = {{9, 0, BC__ROLE_RULE}};

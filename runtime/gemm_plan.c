@@ -80,18 +80,23 @@ static uint32_t split_options(const bc__gemm_config *c, uint32_t want, uint32_t 
 }
 
 /* The rule's cost of configuration c of family f with K split S ways for
- * an M x N x K problem on `sms` SMs: its waves (rounds of one CTA per SM)
- * times the time of one CTA, modelled as the tile's area times its k-blocks
- * (plus the family's fixed split_cost_kb for a split-K reduction) over the
- * configuration's relative throughput (weight). Integer arithmetic, so the
+ * an M x N x K problem on `sms` SMs: its waves (rounds of one CTA per SM;
+ * a split configuration with cluster_wave_pct fits only that share of the
+ * SMs' CTAs in a round) times the time of one CTA, modelled as the tile's
+ * area times its k-blocks (plus the split-K exchange cost, the
+ * configuration's own or the family's) over the configuration's relative
+ * throughput (weight). Integer arithmetic, so the
  * choice is the same on every host. */
 static uint64_t rule_cost(const bc__gemm_family *f, const bc__gemm_config *c, uint32_t s, const bc_gemm_desc *d,
                           uint32_t sms)
 {
     const uint64_t ctas = (uint64_t)ceil_div((uint64_t)d->m, c->bm) * ceil_div((uint64_t)d->n, c->bn) * s;
-    const uint64_t waves = (ctas + sms - 1) / sms;
+    uint64_t wave = s > 1 && c->cluster_wave_pct ? (uint64_t)sms * c->cluster_wave_pct / 100u : sms;
+    wave = wave ? wave : 1;
+    const uint64_t waves = (ctas + wave - 1) / wave;
     const uint64_t kb = ceil_div((uint64_t)d->k, c->bk);
-    const uint64_t work = (kb + s - 1) / s + (s > 1 ? f->split_cost_kb : 0);
+    const uint64_t xchg = c->split_cost_kb ? c->split_cost_kb : f->split_cost_kb;
+    const uint64_t work = (kb + s - 1) / s + (s > 1 ? xchg : 0);
     return waves * c->bm * c->bn * work * 100u / c->weight_pct;
 }
 
@@ -149,15 +154,19 @@ static void rule_pick(const bc__gemm_family *f, const bc__gemm_config *named, co
         const bc__gemm_config *c = &f->configs[i];
         if (named != NULL ? named != c : (uint32_t)dev->info.smem_per_block_optin < c->smem_bytes)
             continue;
-        /* a skinny-M configuration: only within its M range, and there it wins outright (it streams B
-         * with twice the bytes in flight; the tiles' cost model does not apply) */
+        /* a skinny-M configuration: only within its M range, and there the skinny ones win outright
+         * (they stream B with twice the bytes in flight; the cost model does not compare their tiles
+         * with the others'); among themselves, whole or split, the cost model decides */
         if (c->max_m != 0 && (uint64_t)d->m > c->max_m)
+            continue;
+        const int skinny = c->max_m != 0;
+        if (!skinny && *best_c != NULL && (*best_c)->max_m != 0)
             continue;
         uint32_t opts[3];
         const uint32_t n = split_options(c, d->split_k, ceil_div((uint64_t)d->k, c->bk), opts);
         for (uint32_t j = 0; j < n; j++) {
-            const uint64_t cost = c->max_m ? 0 : rule_cost(f, c, opts[j], d, (uint32_t)dev->info.sm_count);
-            if (*best_c == NULL || cost < *best)
+            const uint64_t cost = rule_cost(f, c, opts[j], d, (uint32_t)dev->info.sm_count);
+            if (*best_c == NULL || cost < *best || (skinny && (*best_c)->max_m == 0))
                 *best_c = c, *best_s = opts[j], *best = cost;
         }
     }

@@ -15,7 +15,11 @@ integer arithmetic: for every candidate (whole-tile configurations with split
     work  = ceil(ceil(K/BK) / S) + (S > 1) * split_cost
             + tile_kb + c_kb * (C read) + f32_kb * (f32 output)
 
-and the least cost wins (first in table order on a tie). split_cost and the
+and the least cost wins (first in table order on a tie), except that within
+its M range a skinny-M configuration wins over every other one (the costs
+compare among the skinny ones; their split cost is their own,
+BC_SM90_SKINNY_SPLIT_COST_KB, and a round of their clusters holds only
+BC_SM90_SKINNY_WAVE_PCT % of the SMs' CTAs; neither is fitted). split_cost and the
 weights are the C constants; tile_kb, c_kb and f32_kb are extra terms (0 in
 the C rule today): a fixed cost per tile (small K), the C load, the wider
 store. The current constants are read from runtime/gemm_plan.c and
@@ -67,6 +71,9 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
         return int(m.group(1))
 
     bk = define(abi, "BC_SM90_BK")
+    # a skinny tile's own split-K exchange cost (gemm_family_sm90.c), when the table has one
+    skinny_split = define(plan, "BC_SM90_SKINNY_SPLIT_COST_KB") if "BC_SM90_SKINNY_SPLIT_COST_KB" in plan else None
+    skinny_wave = define(plan, "BC_SM90_SKINNY_WAVE_PCT") if "BC_SM90_SKINNY_WAVE_PCT" in plan else None
     cfgs = []
     for nm, w, macro in re.findall(r'BC__APPLY\(SM90_CONFIG,\s*"([^"]+)",\s*\w+,\s*(\d+),\s*(\w+)\)', plan):
         m = re.search(r"#define\s+" + macro + r"\s+(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+)", abi)
@@ -75,8 +82,13 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
         cons, bn, _stages, ks, ar = (int(x) for x in m.groups())
         # A stages of fewer rows than the tile: a skinny-M configuration (gemm_plan.c: max_m)
         max_m = ar if ar < 64 * cons else 0
-        cfgs.append({"name": "sm90_" + nm, "bm": 64 * cons, "bn": bn, "bk": bk, "weight": int(w), "split": bool(ks),
-                     "max_m": max_m})
+        cfg = {"name": "sm90_" + nm, "bm": 64 * cons, "bn": bn, "bk": bk, "weight": int(w), "split": bool(ks),
+               "max_m": max_m}
+        if max_m and skinny_split is not None:
+            cfg["split_cost"] = skinny_split
+        if max_m and skinny_wave is not None:
+            cfg["wave_pct"] = skinny_wave
+        cfgs.append(cfg)
     if not cfgs:
         raise ValueError(f"no SM90_CONFIG entries in {plan_c}")
     m = re.search(r"\.split_cost_kb\s*=\s*(\d+)", plan)
@@ -101,12 +113,17 @@ def split_options(cfg, k, rule):
     return out
 
 
+def wave_of(cfg, s, sms):
+    """CTAs in one round: every SM's, or for a split with its own cluster wave share, that share."""
+    return max(1, sms * cfg["wave_pct"] // 100) if s > 1 and cfg.get("wave_pct") else sms
+
+
 def rule_cost(cfg, s, m, n, k, sms, rule, weight=None, c_read=False, f32=False):
     ctas = cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) * s
-    waves = cdiv(ctas, sms)
+    waves = cdiv(ctas, wave_of(cfg, s, sms))
     kb = cdiv(k, cfg["bk"])
     ex = rule["extra"]
-    work = cdiv(kb, s) + (rule["split_cost"] if s > 1 else 0) + ex["tile_kb"] + (ex["c_kb"] if c_read else 0) + \
+    work = cdiv(kb, s) + (cfg.get("split_cost", rule["split_cost"]) if s > 1 else 0) + ex["tile_kb"] + (ex["c_kb"] if c_read else 0) + \
         (ex["f32_kb"] if f32 else 0)
     return waves * cfg["bm"] * cfg["bn"] * work * 100 // (weight if weight is not None else cfg["weight"])
 
@@ -119,10 +136,10 @@ def candidates(m, n, k, rule):
 
 def choose(m, n, k, sms, rule, c_read=False, f32=False):
     """(config name, split): the least cost, the first one on a tie (gemm_plan.c, choose_config); a skinny-M
-    configuration that fits costs 0 (it wins outright)."""
+    configuration that fits wins outright over the others, and among the skinny ones the least cost wins."""
     best = None
     for cfg, s in candidates(m, n, k, rule):
-        cost = 0 if cfg.get("max_m") else rule_cost(cfg, s, m, n, k, sms, rule, c_read=c_read, f32=f32)
+        cost = (0 if cfg.get("max_m") else 1, rule_cost(cfg, s, m, n, k, sms, rule, c_read=c_read, f32=f32))
         if best is None or cost < best[0]:
             best = (cost, cfg["name"], s)
     return best[1], best[2]
@@ -168,8 +185,10 @@ def prepare(shapes, rule):
         for cfg, s in candidates(m, n, k, rule):
             t = sh["times"].get((cfg["name"], s))
             ctas = cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) * s
-            cands.append({"cfg": cfg["name"], "s": s, "t": t, "area_waves": cdiv(ctas, sh["sms"]) * cfg["bm"] * cfg["bn"],
-                          "kb": cdiv(cdiv(k, cfg["bk"]), s), "outright": bool(cfg.get("max_m"))})
+            cands.append({"cfg": cfg["name"], "s": s, "t": t,
+                          "area_waves": cdiv(ctas, wave_of(cfg, s, sh["sms"])) * cfg["bm"] * cfg["bn"],
+                          "kb": cdiv(cdiv(k, cfg["bk"]), s), "outright": bool(cfg.get("max_m")),
+                          "split_cost": cfg.get("split_cost")})
         measured = [c["t"] for c in cands if c["t"] is not None]
         if not measured:
             continue
@@ -183,8 +202,9 @@ def pick(p, params):
     extra = tk + (ck if p["c_read"] else 0) + (fk if p["f32"] else 0)
     best = None
     for c in p["cands"]:
-        work = c["kb"] + (sc if c["s"] > 1 else 0) + extra
-        cost = 0 if c.get("outright") else c["area_waves"] * work * 100 // w[c["cfg"]]
+        own = c.get("split_cost")
+        work = c["kb"] + ((sc if own is None else own) if c["s"] > 1 else 0) + extra
+        cost = (0 if c.get("outright") else 1, c["area_waves"] * work * 100 // w[c["cfg"]])
         if best is None or cost < best[0]:
             best = (cost, c)
     return best[1]

@@ -104,11 +104,12 @@ static void test_gemm_epilogue_paths(void **state)
             }
 }
 
-/* The skinny-M configuration named explicitly -- 64x32 with 16-row A
- * stages (M <= 16; the rows of A it does not load never reach D) -- at
- * every M it takes, N and K that leave
- * partial warps, tiles and K steps, every type and epilogue path (C through
- * the ring, D by copy-out), padded leading dimensions. */
+/* The skinny-M configurations named explicitly -- 64x32 with 16-row A
+ * stages (M <= 16; the rows of A it does not load never reach D), whole and
+ * split over clusters of 2 and 8 -- at every M they take, N and K that
+ * leave partial warps, tiles and K steps (split: K of at least S k-blocks),
+ * every type and epilogue path (C through the ring, D by copy-out), padded
+ * leading dimensions. */
 static void test_gemm_skinny(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
@@ -117,7 +118,8 @@ static void test_gemm_skinny(void **state)
     static const struct {
         const char *config;
         int64_t max_m;
-    } cfgs[] = {{"sm90_64x32m16", 16}};
+        uint32_t split; /* 0: whole tiles (the second case pins split_k 1) */
+    } cfgs[] = {{"sm90_64x32m16", 16, 0}, {"sm90_64x32m16s", 16, 2}, {"sm90_64x32m16s", 16, 8}};
     static const int64_t ms[] = {1, 2, 3, 5, 8, 9, 13, 16};
     static const int64_t nk[][2] = {{1, 8}, {7, 72}, {257, 2056}, {4096, 4104}};
     for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++)
@@ -125,11 +127,14 @@ static void test_gemm_skinny(void **state)
             for (size_t j = 0; j < sizeof nk / sizeof nk[0]; j++)
                 for (int dt = BC_DTYPE_BF16; dt <= BC_DTYPE_F32; dt++) {
                     const int64_t m = ms[i], n = nk[j][0], k = nk[j][1];
+                    const uint32_t s = cfgs[c].split;
+                    if ((k + 63) / 64 < s)
+                        continue; /* a split needs S k-blocks */
                     const bc_dtype ab = (i + j) % 2 ? BC_DTYPE_F16 : BC_DTYPE_BF16;
                     const char *cf = cfgs[c].config;
                     const gcase cases[] = {
-                        {m, n, k, ab, (bc_dtype)dt, 1.0f, 0.0f, 0, 0, 0, 0, cf, 0, 0, 0},
-                        {m, n, k, ab, (bc_dtype)dt, 0.75f, -0.5f, 1, 1, 8, 0, cf, 1, 1, 0},
+                        {m, n, k, ab, (bc_dtype)dt, 1.0f, 0.0f, 0, 0, 0, 0, cf, s, 0, 0},
+                        {m, n, k, ab, (bc_dtype)dt, 0.75f, -0.5f, 1, 1, 8, 0, cf, s ? s : 1u, 1, 0},
                     };
                     for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++)
                         run_case(env, &cases[q]);

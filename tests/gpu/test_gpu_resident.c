@@ -47,7 +47,7 @@ static void poison(gpu_env *env, const bc_mlp *m)
 
 static void mlp_or_fail(gpu_env *env, bc_mlp *m, const char *config, bc_rng *rng)
 {
-    CHECK_BC(bc_mlp_create(env->dev, 16, mlp_width, 3, config, rng, m));
+    CHECK_BC(bc_mlp_create(env->dev, 16, mlp_width, 3, config, 0, rng, m));
 }
 
 static void expect_correct(gpu_env *env, const bc_mlp *m, const void *host_out, const char *what)

@@ -365,7 +365,9 @@ static void test_config_rule(void **state)
         {17, 4096, 4096, "bc_gemm_sm90_64x32"},
         /* M <= 16: 64x32 with 16-row A stages */
         {1, 1, 8, "bc_gemm_sm90_64x32m16"},         {1, 4096, 4096, "bc_gemm_sm90_64x32m16"},
-        {16, 4096, 4096, "bc_gemm_sm90_64x32m16"},  {5, 1000, 1000, "bc_gemm_sm90_64x32m16"},
+        {16, 4096, 4096, "bc_gemm_sm90_64x32m16"},  {5, 1000, 200, "bc_gemm_sm90_64x32m16"},
+        /* ... and split over a cluster when few tiles walk a long K */
+        {5, 1000, 1000, "bc_gemm_sm90_64x32m16s"},  {7, 1, 10528, "bc_gemm_sm90_64x32m16s"},
         /* few tiles, long K: split over a cluster pays for its reduction */
         {128, 128, 65536, "bc_gemm_sm90_128x128s"}, {256, 512, 32768, "bc_gemm_sm90_128x128s"},
     };
@@ -379,6 +381,12 @@ static void test_config_rule(void **state)
                      (long long)cases[i].k, l->kernel, cases[i].kernel);
     }
     bc_gemm_desc d;
+    /* the skinny split: 32 tiles x 16 k-blocks take 2 ways (64 CTAs), not 4 (128 CTAs of clusters of 4 are
+     * over the 75% of the 132 SMs a round of its clusters holds); one tile of 165 k-blocks takes 8 */
+    d = base_desc(&e, 16, 1024, 1024);
+    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
+    d = base_desc(&e, 7, 1, 10528);
+    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
     d = base_desc(&e, 4096, 4096, 4096);
     d.config = "sm90_64x32";
     launch_and_decode(&e, &d, &l);

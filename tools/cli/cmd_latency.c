@@ -52,7 +52,8 @@ static void usage(FILE *f)
             "of a resident executor of the same plans (ring the doorbell, wait for the completion word); --io\n"
             "adds it with the step's input and output in pinned host memory, moved by bc_memcpy calls\n"
             "(resident-memcpy) or by the kernel itself (resident-zerocopy). --sm-count, --spin-ns and\n"
-            "--max-sleep-ns configure the executor (README, \"Resident executor\").\n",
+            "--max-sleep-ns configure the executor (README, \"Resident executor\"). The executor runs whole-tile\n"
+            "plans only, so with --resident and no --split every mode measures whole-tile plans (--split 1).\n",
             BC_EXIT_VERIFY);
 }
 
@@ -190,6 +191,8 @@ static int parse(int argc, char **argv, lat_opts *o)
         BAD("unexpected argument '%s'\n", argv[optind]);
     if (resident)
         o->modes |= 4;
+    if (resident && o->split_k == 0) /* the executor runs whole tiles: every mode measures the same plans */
+        o->split_k = 1;
     if (o->io && !(o->modes & 4))
         BAD("--io measures the resident step: add --resident\n");
     if (!out_set)

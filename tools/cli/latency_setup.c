@@ -125,7 +125,7 @@ static bc_status make_workload(lat_ctx *c)
         c->rs.out = c->d.d, c->rs.out_bytes = (size_t)(o->m * o->n) * bc_dtype_bytes(o->out);
         return BC_OK;
     }
-    LAT_TRY(bc_mlp_create(c->dev, o->batch, o->width, o->layers, o->config, &c->rng, &c->mlp));
+    LAT_TRY(bc_mlp_create(c->dev, o->batch, o->width, o->layers, o->config, o->split_k, &c->rng, &c->mlp));
     for (int l = 0; l < o->layers; l++)
         c->seq[l] = c->mlp.plan[l];
     c->nseq = o->layers;
