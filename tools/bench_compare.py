@@ -9,7 +9,7 @@ prints one table:
 
   shape, ours us, cuBLAS us, ours TFLOP/s, cuBLAS TFLOP/s,
   ratio = cuBLAS time / our time (> 1: we are faster),
-  floor us = max(2MNK / PEAK_FLOPS, (A + B + D bytes) / PEAK_BW),
+  floor us = max(2MNK / PEAK_FLOPS, (A + B + D bytes, + C read) / PEAK_BW),
   % of floor = floor / time (100% = at the floor), for us and for cuBLAS,
   the target ratio for the shape (the benchmark list's targets) and whether it is met.
 
@@ -24,11 +24,14 @@ With --sweep COUNT --seed S both sides time the same drawn shapes and
 epilogues instead (tools/sweep.py, `barecuda bench --sweep`; the cuBLAS side
 times the nearest PyTorch call for each epilogue and the output says which):
 one row per shape, the geometric mean and worst ratio, the ten worst shapes
-with their configuration and % of floor, and the split by epilogue.
+with their configuration and % of floor, and the split by epilogue. With
+--epilogue TAG the listed shapes all carry one of those epilogues (and its
+types), timed on both sides as in a sweep (beta*C against torch.addmm, ...).
 
 usage: tools/bench_compare.py [--shapes MxNxK,...] [--dtype bf16|f16] [--out bf16|f16|f32]
                               [--replays R] [--peak-flops F] [--peak-bw B] [--barecuda PATH]
                               [--order ours-first|cublas-first] [--config NAME] [--json | --markdown] [--csv FILE]
+       tools/bench_compare.py --shapes MxNxK,... --epilogue TAG [--replays R] [...]
        tools/bench_compare.py --sweep COUNT --seed S [--mem-cap BYTES] [--epilogue-fraction F]
                               [--replays R] [--barecuda PATH] [--order ...] [--json | --markdown] [--csv FILE]
 """
@@ -82,9 +85,9 @@ def run_json(cmd, what):
     return p.returncode, obj
 
 
-def floor_us(m, n, k, in_b, out_b, peak_flops, peak_bw):
+def floor_us(m, n, k, in_b, out_b, peak_flops, peak_bw, c_read=False):
     flop_s = 2.0 * m * n * k / peak_flops
-    byte_s = ((m * k + n * k) * in_b + m * n * out_b) / peak_bw
+    byte_s = ((m * k + n * k) * in_b + m * n * out_b * (2 if c_read else 1)) / peak_bw
     return max(flop_s, byte_s) * 1e6, "compute" if flop_s >= byte_s else "memory"
 
 
@@ -95,7 +98,8 @@ def build_rows(shapes, ours, cublas, args):
     rows = []
     for (m, n, k) in shapes:
         o, c = by_ours.get((m, n, k)), by_cublas.get((m, n, k))
-        fl, bound = floor_us(m, n, k, in_b, out_b, args.peak_flops, args.peak_bw)
+        e = sweep.EPI[args.epilogue] if args.epilogue else None
+        fl, bound = floor_us(m, n, k, in_b, out_b, args.peak_flops, args.peak_bw, c_read=bool(e and e["beta"]))
         ours_us = o["median_us"] if o and o.get("verified") else None
         cub_us = c["median_us"] if c else None
         target = TARGETS.get((m, n, k), DEFAULT_TARGET)
@@ -185,6 +189,9 @@ def main(argv):
     ap.add_argument("--barecuda", default=os.path.join(ROOT, "build", "bin", "barecuda"))
     ap.add_argument("--config", default=None, help="barecuda configuration to force (e.g. sm80_128x256)")
     ap.add_argument("--order", choices=["ours-first", "cublas-first"], default="ours-first")
+    ap.add_argument("--epilogue", choices=list(sweep.EPI), default=None,
+                    help="every listed shape with this sweep epilogue and its types (cuBLAS: the nearest PyTorch "
+                         "call, as in a sweep); not with --dtype/--out")
     fmt_group = ap.add_mutually_exclusive_group()
     fmt_group.add_argument("--json", action="store_true")
     fmt_group.add_argument("--markdown", action="store_true")
@@ -201,20 +208,25 @@ def main(argv):
         return main_sweep(args)
     if args.seed is not None or "--mem-cap" in argv or "--epilogue-fraction" in argv:
         ap.error("--seed, --mem-cap and --epilogue-fraction need --sweep")
+    if args.epilogue and ("--dtype" in argv or "--out" in argv):
+        ap.error("--epilogue sets the types: no --dtype or --out with it")
+    if args.epilogue:
+        args.dtype, args.out = sweep.EPI[args.epilogue]["ab"], sweep.EPI[args.epilogue]["out"]
     args.out = args.out or args.dtype
     if args.replays < 1:
         ap.error("--replays must be >= 1")
     shapes_arg = ",".join(f"{m}x{n}x{k}" for (m, n, k) in args.shapes)
-    ours_cmd = [args.barecuda, "bench", "--json", "--shapes", shapes_arg, "--dtype", args.dtype, "--out", args.out,
-                "--replays", str(args.replays)] + (["--config", args.config] if args.config else [])
-    cublas_cmd = [sys.executable, os.path.join(ROOT, "tools", "bench_cublas.py"), "--json", "--dtype", args.dtype,
-                  "--out", args.out] + [f"{m}x{n}x{k}" for (m, n, k) in args.shapes]
+    types = ["--epilogue", args.epilogue] if args.epilogue else ["--dtype", args.dtype, "--out", args.out]
+    ours_cmd = [args.barecuda, "bench", "--json", "--shapes", shapes_arg] + types + \
+        ["--replays", str(args.replays)] + (["--config", args.config] if args.config else [])
+    cublas_cmd = [sys.executable, os.path.join(ROOT, "tools", "bench_cublas.py"), "--json"] + types + \
+        [f"{m}x{n}x{k}" for (m, n, k) in args.shapes]
     notes = []
     if args.config:
         notes.append(f"barecuda forced to configuration {args.config}")
     if args.replays != 20:
         notes.append(f"barecuda median of {args.replays} replays, cuBLAS of 20 (bench_cublas.py's fixed count)")
-    if args.out != args.dtype:
+    if args.out != args.dtype and not args.epilogue:
         notes.append("cuBLAS side is torch.mm in the input type plus a copy to the output type (bench_cublas.py)")
     runs = [("barecuda", ours_cmd), ("cublas", cublas_cmd)]
     if args.order == "cublas-first":
@@ -226,6 +238,9 @@ def main(argv):
     cublas_rc, cublas = results["cublas"]
 
     rows = build_rows(args.shapes, ours, cublas, args)
+    if args.epilogue:
+        what = next((r.get("what") for r in (cublas or {}).get("rows", []) if r.get("what")), "?")
+        notes.append(f"epilogue {args.epilogue}; cuBLAS side: {what}")
     device = (cublas or {}).get("device") or (ours or {}).get("device") or "?"
     header = (f"barecuda vs cuBLAS on {device} ({(ours or {}).get('image', '?')}; torch "
               f"{(cublas or {}).get('torch', '?')}), {args.dtype} -> {args.out}, device time per GEMM: graph of 50 "

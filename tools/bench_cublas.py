@@ -10,7 +10,11 @@ PyTorch offers (EPILOGUE_OPS below; every kernel PyTorch launches for the
 call is inside the graph and timed; --json rows name what was called and how
 many kernels one call launched, counted once per epilogue with the profiler).
 
+With --epilogue TAG the listed shapes carry that sweep epilogue (and its
+types), timed the same way as in a sweep.
+
 usage: bench_cublas.py [--dtype bf16|f16] [--out bf16|f16|f32] [--json] MxNxK ...
+       bench_cublas.py --epilogue TAG [--json] MxNxK ...
        bench_cublas.py --sweep COUNT --seed S [--mem-cap BYTES] [--epilogue-fraction F] [--json]
 """
 import json
@@ -209,7 +213,7 @@ def main_sweep(argv):
 def main(argv):
     if "--sweep" in argv:
         return main_sweep(argv)
-    dtype, out, as_json, shapes = torch.bfloat16, None, False, []
+    dtype, out, as_json, shapes, tag = torch.bfloat16, None, False, [], None
     it = iter(argv)
     for arg in it:
         if arg == "--dtype":
@@ -218,12 +222,20 @@ def main(argv):
             out = NAMES[next(it)]
         elif arg == "--json":
             as_json = True
+        elif arg == "--epilogue":
+            tag = next(it)
+            if tag not in sweep.EPI:
+                sys.exit(f"bench_cublas.py: unknown --epilogue {tag!r} ({', '.join(sweep.EPI)})")
         else:
             shapes.append(tuple(int(x) for x in arg.split("x")))
     out = out or dtype
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
-    rows = [time_shape(m, n, k, dtype, out) for (m, n, k) in shapes]
+    if tag is not None:
+        ops, kernels_seen = epilogue_ops(), {}
+        rows = [time_sweep_item(i, m, n, k, tag, ops, kernels_seen) for i, (m, n, k) in enumerate(shapes)]
+    else:
+        rows = [time_shape(m, n, k, dtype, out) for (m, n, k) in shapes]
     for r in rows:
         r["tflops"] = 2.0 * r["m"] * r["n"] * r["k"] / (r["median_us"] * 1e-6) / 1e12
     if as_json:

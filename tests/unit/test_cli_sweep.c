@@ -377,6 +377,32 @@ static void test_sweep_checks_the_epilogue(void **state)
     cli_capture_free(&r);
 }
 
+/* --epilogue on listed shapes: the header names it, and the check covers it
+ * (an emulator that ignores C fails every shape, one that applies it passes). */
+static void test_listed_epilogue(void **state)
+{
+    (void)state;
+    const char *args[] = {"bench", "--shapes", "40x24x64,17x33x128", "--epilogue", "c", "--replays", "1",
+                          "--warmup", "0", NULL};
+    for (int skip = 0; skip < 2; skip++) {
+        gemm_emu_install(-1);
+        gemm_emu_skip_epilogue = skip;
+        cli_capture r;
+        run_cli(&r, args);
+        assert_int_equal(r.rc, skip ? BC_EXIT_VERIFY : BC_EXIT_OK);
+        assert_non_null(strstr(r.out, "bf16 -> bf16, epilogue c;"));
+        for (int i = 0; i < 2; i++) {
+            const char *line = strstr(r.out, i ? "17x33x128" : "40x24x64");
+            assert_non_null(line);
+            const char *verdict = strstr(line, skip ? " FAIL " : " PASS "), *eol = strchr(line, '\n');
+            if (verdict == NULL || verdict > eol)
+                fail_msg("shape %d should %s:\n%s", i, skip ? "FAIL" : "PASS", r.out);
+        }
+        cli_capture_free(&r);
+    }
+    gemm_emu_skip_epilogue = 0;
+}
+
 static void test_sweep_forced_config(void **state)
 {
     (void)state;
@@ -445,6 +471,10 @@ static void test_sweep_bad_options(void **state)
         {"bench", "--sweep", "5", "--seed", "1", "--epilogue-fraction", "", NULL},
         {"bench", "--sweep", "5", "--seed", "1", "--epilogue-fraction", "0.5x", NULL},
         {"bench", "--sweep", "5", "--seed", "1", "--csv", NULL},
+        {"bench", "--epilogue", "cc", NULL},
+        {"bench", "--epilogue", "c", "--dtype", "f16", NULL},
+        {"bench", "--epilogue", "bias", "--out", "f32", NULL},
+        {"bench", "--sweep", "5", "--seed", "1", "--epilogue", "c", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cli_capture r;
@@ -549,6 +579,7 @@ int main(void)
         ft_test(test_python_draws_the_same),
         ft_test(test_sweep_rows_csv_json),
         ft_test(test_sweep_checks_the_epilogue),
+        ft_test(test_listed_epilogue),
         ft_test(test_sweep_forced_config),
         ft_test(test_sweep_bad_options),
         ft_test(test_python_rule_matches_plans),

@@ -12,9 +12,11 @@
 #define BC_BENCH_PER_GRAPH 50 /* GEMMs per graph replay, as bench_cublas.py */
 
 typedef struct bench_opts {
-    bc_sweep_item *items;     /* malloc'd: the listed shapes (epilogue plain) or the drawn sweep */
+    bc_sweep_item *items;     /* malloc'd: the listed shapes (epilogue `epi`) or the drawn sweep */
     int count;
-    bc_dtype ab, out;         /* listed shapes: the types of every shape */
+    bc_dtype ab, out;         /* listed shapes: the types of every shape (without --epilogue) */
+    int epi_set;              /* listed shapes: --epilogue given (its types replace --dtype/--out) */
+    bc_epi epi;               /* listed shapes: the epilogue of every shape */
     int replays, warmup, json;
     const char *config;       /* forced configuration, or NULL */
     uint32_t split_k;         /* forced split, 0 = the rule */

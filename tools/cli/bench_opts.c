@@ -13,7 +13,8 @@ void bench_usage(FILE *f)
 {
     fprintf(f,
             "usage: barecuda bench [--shapes MxNxK[,MxNxK...]] [--dtype bf16|f16] [--out bf16|f16|f32]\n"
-            "                      [--replays R] [--warmup W] [--config NAME] [--split S] [--json] [--csv FILE]\n"
+            "                      [--epilogue TAG] [--replays R] [--warmup W] [--config NAME] [--split S]\n"
+            "                      [--json] [--csv FILE]\n"
             "       barecuda bench --sweep COUNT --seed S [--mem-cap BYTES] [--epilogue-fraction F] [--list]\n"
             "                      [--replays R] [--warmup W] [--config NAME] [--split S] [--json] [--csv FILE]\n"
             "Device time per GEMM (D = A[MxK] . B[NxK]^T), timed like tools/bench_cublas.py: per shape a graph\n"
@@ -25,8 +26,9 @@ void bench_usage(FILE *f)
             "[8, 16384] rounded to a multiple of 8, all rotating sets of a shape within --mem-cap (default\n"
             "4 GiB); a fraction F (default 0.5) carries an epilogue: c (+C), c_alias (C is D), bias,\n"
             "bias_relu, f16_in, f16_out or f32_out, equally likely (README, \"Shape sweeps\"). --list prints\n"
-            "the drawn shapes without a device. With --config/--split, shapes the forced configuration cannot\n"
-            "take are marked SKIP. %% of floor = max(2MNK / 800 TFLOP/s, bytes / 3.02 TB/s) / time.\n",
+            "the drawn shapes without a device. --epilogue TAG gives every listed shape one of those epilogues\n"
+            "(or plain), with its types: not with --dtype/--out. With --config/--split, shapes the forced\n"
+            "configuration cannot take are marked SKIP. %% of floor = max(2MNK / 800 TFLOP/s, bytes / 3.02 TB/s) / time.\n",
             BC_BENCH_PER_GRAPH, BC_BENCH_PER_GRAPH, BC_EXIT_VERIFY);
 }
 
@@ -49,7 +51,10 @@ static int parse_fraction(const char *s, double *out)
 }
 
 /* The options that only a listed-shape run or only a sweep takes. */
-enum { SEEN_SHAPES = 1, SEEN_DTYPE = 2, SEEN_OUT = 4, SEEN_SEED = 8, SEEN_CAP = 16, SEEN_FRAC = 32, SEEN_LIST = 64 };
+enum {
+    SEEN_SHAPES = 1, SEEN_DTYPE = 2, SEEN_OUT = 4, SEEN_SEED = 8, SEEN_CAP = 16, SEEN_FRAC = 32, SEEN_LIST = 64,
+    SEEN_EPI = 128
+};
 
 static int check_mode(bench_opts *o, unsigned seen)
 {
@@ -57,11 +62,13 @@ static int check_mode(bench_opts *o, unsigned seen)
         if (seen & (SEEN_SEED | SEEN_CAP | SEEN_FRAC | SEEN_LIST))
             return fprintf(stderr, "barecuda bench: --seed, --mem-cap, --epilogue-fraction and --list need "
                                    "--sweep\n"), -1;
+        if ((seen & SEEN_EPI) && (seen & (SEEN_DTYPE | SEEN_OUT)))
+            return fprintf(stderr, "barecuda bench: --epilogue sets the types: no --dtype or --out with it\n"), -1;
         return 0;
     }
-    if (seen & (SEEN_SHAPES | SEEN_DTYPE | SEEN_OUT))
-        return fprintf(stderr, "barecuda bench: --sweep draws its own shapes and types: no --shapes, --dtype "
-                               "or --out\n"), -1;
+    if (seen & (SEEN_SHAPES | SEEN_DTYPE | SEEN_OUT | SEEN_EPI))
+        return fprintf(stderr, "barecuda bench: --sweep draws its own shapes, types and epilogues: no --shapes, "
+                               "--dtype, --out or --epilogue\n"), -1;
     if (!(seen & SEEN_SEED))
         return fprintf(stderr, "barecuda bench: --sweep needs --seed S (the sweep is named by its seed)\n"), -1;
     return 0;
@@ -76,7 +83,7 @@ static int fill_items(bench_opts *o, const bc_shape *listed, int listed_count)
     o->count = n;
     if (!o->sweep) {
         for (int i = 0; i < n; i++)
-            o->items[i].s = listed[i], o->items[i].epi = BC_EPI_PLAIN;
+            o->items[i].s = listed[i], o->items[i].epi = o->epi;
         return 0;
     }
     if (bc_sweep_draw(&o->sp, o->items))
@@ -91,7 +98,7 @@ int bench_opts_parse(int argc, char **argv, bench_opts *o)
         {"shapes", 1, 0, 's'},  {"dtype", 1, 0, 't'},  {"out", 1, 0, 'o'},     {"replays", 1, 0, 'r'},
         {"warmup", 1, 0, 'w'},  {"config", 1, 0, 'C'}, {"json", 0, 0, 'j'},    {"help", 0, 0, 'h'},
         {"split", 1, 0, 'S'},   {"sweep", 1, 0, 'W'},  {"seed", 1, 0, 'e'},    {"mem-cap", 1, 0, 'M'},
-        {"epilogue-fraction", 1, 0, 'F'}, {"csv", 1, 0, 'v'}, {"list", 0, 0, 'l'},
+        {"epilogue-fraction", 1, 0, 'F'}, {"csv", 1, 0, 'v'}, {"list", 0, 0, 'l'}, {"epilogue", 1, 0, 'E'},
         {0, 0, 0, 0},
     };
     bc_shape listed[BC_SHAPES_MAX];
@@ -164,6 +171,17 @@ int bench_opts_parse(int argc, char **argv, bench_opts *o)
                 return bad("--epilogue-fraction", optarg, "a number in [0, 1]");
             seen |= SEEN_FRAC;
             break;
+        case 'E': {
+            int found = 0;
+            for (int e = 0; e < BC_EPI_COUNT && !found; e++)
+                if (strcmp(optarg, bc_epi_table[e].tag) == 0)
+                    o->epi = (bc_epi)e, found = 1;
+            if (!found)
+                return bad("--epilogue", optarg, "plain, c, c_alias, bias, bias_relu, f16_in, f16_out or f32_out");
+            o->epi_set = 1;
+            seen |= SEEN_EPI;
+            break;
+        }
         case 'v': o->csv = optarg; break;
         case 'l':
             o->list_only = 1;
@@ -181,6 +199,8 @@ int bench_opts_parse(int argc, char **argv, bench_opts *o)
         return -1;
     if (!(seen & SEEN_OUT))
         o->out = o->ab; /* as bench_cublas.py: the output type defaults to the input type */
+    if (o->epi_set)
+        o->ab = bc_epi_table[o->epi].ab, o->out = bc_epi_table[o->epi].out;
     return fill_items(o, listed, listed_count);
 }
 
@@ -192,7 +212,7 @@ void bench_opts_free(bench_opts *o)
 
 bc_epi_desc bench_item_desc(const bench_opts *o, int i)
 {
-    if (o->sweep)
+    if (o->sweep || o->epi_set)
         return bc_epi_table[o->items[i].epi];
     bc_epi_desc d = bc_epi_table[BC_EPI_PLAIN];
     d.ab = o->ab;

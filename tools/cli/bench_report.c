@@ -18,10 +18,11 @@ void bench_print_header(const bench_opts *o, bc_device *dev)
     bc_device_info di;
     bc_device_query(dev, &di);
     if (!o->sweep) {
-        printf("barecuda bench: %s (%d SMs, %s); %s -> %s; graph of %d GEMMs over rotating input sets, %d warm-up + "
-               "%d timed replays; per GEMM = replay / %d\n",
+        printf("barecuda bench: %s (%d SMs, %s); %s -> %s%s%s; graph of %d GEMMs over rotating input sets, %d "
+               "warm-up + %d timed replays; per GEMM = replay / %d\n",
                di.name, di.sm_count, di.image_arch, bc_cli_dtype_name(o->ab), bc_cli_dtype_name(o->out),
-               BC_BENCH_PER_GRAPH, o->warmup, o->replays, BC_BENCH_PER_GRAPH);
+               o->epi_set ? ", epilogue " : "", o->epi_set ? bc_epi_table[o->epi].tag : "", BC_BENCH_PER_GRAPH,
+               o->warmup, o->replays, BC_BENCH_PER_GRAPH);
         printf("%-18s %-26s %5s %3s %5s %4s %-5s %10s %10s %10s %8s %8s\n", "shape", "config", "grid", "clu", "split",
                "sets", "check", "median_us", "min_us", "max_us", "TFLOP/s", "GB/s");
     } else {
@@ -123,6 +124,8 @@ void bench_print_json(const bench_opts *o, bc_device *dev, const bench_row *rows
     bc_cli_json_string(stdout, di.image_arch ? di.image_arch : "");
     printf(",\"dtype\":\"%s\",\"out\":\"%s\",\"per_graph\":%d,\"warmup\":%d,\"replays\":%d,\"median\":\"sorted[R/2]\"",
            bc_cli_dtype_name(o->ab), bc_cli_dtype_name(o->out), BC_BENCH_PER_GRAPH, o->warmup, o->replays);
+    if (o->epi_set)
+        printf(",\"epilogue\":\"%s\"", bc_epi_table[o->epi].tag);
     if (o->sweep)
         printf(",\"sweep\":{\"generator\":1,\"count\":%d,\"seed\":%llu,\"mem_cap\":%llu,\"epilogue_fraction\":%.17g}",
                o->sp.count, (unsigned long long)o->sp.seed, (unsigned long long)o->sp.mem_cap, o->sp.epi_fraction);
