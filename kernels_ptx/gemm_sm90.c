@@ -254,6 +254,8 @@ BC_DEVICE void sm90_consume_tile(sm90_shape g, const bc_epi *e, float *acc, bc_s
                                  uint32_t kb0, uint32_t kb1, uint32_t base, uint32_t c, int f16, int out_t,
                                  uint32_t *stage, uint32_t *phase, uint32_t *seq)
 {
+    if (!g.ks) /* the split-K finish reads the bias through the generic epilogue */
+        bc_sm90_prefetch_bias(e, g.bn, tile.n * g.bn, at->t128, out_t);
     if (f16)
         sm90_mainloop(g, acc, base, c, kb0, kb1, stage, phase, 1);
     else
