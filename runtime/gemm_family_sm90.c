@@ -11,6 +11,8 @@
  * in one GPC each: 32 clusters of 4 ran as two waves). */
 #define BC_SM90_SKINNY_SPLIT_COST_KB 4u
 #define BC_SM90_SKINNY_WAVE_PCT 75u
+/* 0 would mean "the family's" (bc__gemm_config.split_cost_kb), which fit_rule.py does not mirror */
+_Static_assert(BC_SM90_SKINNY_SPLIT_COST_KB > 0, "a skinny split cost of 0 reads as the family's");
 
 #define SM90_CONFIG(nm, id, w, cons, bn_, stages, ks, ar)                                          \
     {                                                                                              \
@@ -30,7 +32,8 @@ static const bc__gemm_config configs[] = {
     BC__APPLY(SM90_CONFIG, "128x64", BC_K_GEMM_SM90_128X64, 60, BC_SM90_CFG_128X64),
     BC__APPLY(SM90_CONFIG, "64x32", BC_K_GEMM_SM90_64X32, 30, BC_SM90_CFG_64X32),
     /* skinny M: the 64x32 tile with stages of 16 A rows (twice the B bytes in flight); within
-     * M <= 16 the rule takes it outright, before any tile cost (PERF_NOTES.md) */
+     * M <= 16 the rule takes a skinny configuration outright and weighs this one against its
+     * split-K twin below by the cost model (gemm_plan.c, rule_pick; PERF_NOTES.md) */
     BC__APPLY(SM90_CONFIG, "64x32m16", BC_K_GEMM_SM90_64X32M16, 30, BC_SM90_CFG_64X32M16),
     /* its split-K variant: a few CTAs down K for grids of a few tiles (a skinny tile's k-block is
      * latency-bound; its 16-row exchange is cheap, hence its own split cost) */

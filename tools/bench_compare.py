@@ -9,7 +9,8 @@ prints one table:
 
   shape, ours us, cuBLAS us, ours TFLOP/s, cuBLAS TFLOP/s,
   ratio = cuBLAS time / our time (> 1: we are faster),
-  floor us = max(2MNK / PEAK_FLOPS, (A + B + D bytes, + C read) / PEAK_BW),
+  floor us = max(2MNK / PEAK_FLOPS, (A + B + D bytes) / PEAK_BW) (with --epilogue, the sweep's floor:
+    + C read, + bias),
   % of floor = floor / time (100% = at the floor), for us and for cuBLAS,
   the target ratio for the shape (the benchmark list's targets) and whether it is met.
 
@@ -85,9 +86,9 @@ def run_json(cmd, what):
     return p.returncode, obj
 
 
-def floor_us(m, n, k, in_b, out_b, peak_flops, peak_bw, c_read=False):
+def floor_us(m, n, k, in_b, out_b, peak_flops, peak_bw):
     flop_s = 2.0 * m * n * k / peak_flops
-    byte_s = ((m * k + n * k) * in_b + m * n * out_b * (2 if c_read else 1)) / peak_bw
+    byte_s = ((m * k + n * k) * in_b + m * n * out_b) / peak_bw
     return max(flop_s, byte_s) * 1e6, "compute" if flop_s >= byte_s else "memory"
 
 
@@ -98,11 +99,14 @@ def build_rows(shapes, ours, cublas, args):
     rows = []
     for (m, n, k) in shapes:
         o, c = by_ours.get((m, n, k)), by_cublas.get((m, n, k))
-        e = sweep.EPI[args.epilogue] if args.epilogue else None
-        fl, bound = floor_us(m, n, k, in_b, out_b, args.peak_flops, args.peak_bw, c_read=bool(e and e["beta"]))
+        if args.epilogue:  # the sweep's floor: C's read and the bias counted
+            fl, bound = sweep.floor_us(m, n, k, args.epilogue, args.peak_flops, args.peak_bw)
+        else:
+            fl, bound = floor_us(m, n, k, in_b, out_b, args.peak_flops, args.peak_bw)
         ours_us = o["median_us"] if o and o.get("verified") else None
         cub_us = c["median_us"] if c else None
-        target = TARGETS.get((m, n, k), DEFAULT_TARGET)
+        # the benchmark list's targets are for the plain GEMM: none for an epilogue run
+        target = None if args.epilogue else TARGETS.get((m, n, k), DEFAULT_TARGET)
         ratio = cub_us / ours_us if ours_us and cub_us else None
         rows.append({
             "m": m, "n": n, "k": k,
@@ -116,7 +120,7 @@ def build_rows(shapes, ours, cublas, args):
             "floor_us": fl, "floor_bound": bound,
             "ours_pct_floor": 100.0 * fl / ours_us if ours_us else None,
             "cublas_pct_floor": 100.0 * fl / cub_us if cub_us else None,
-            "target": target, "met": (ratio >= target) if ratio is not None else None,
+            "target": target, "met": (ratio >= target) if ratio is not None and target is not None else None,
             "config": o.get("config") if o else None, "grid": o.get("grid") if o else None,
             "split_k": o.get("split_k") if o else None, "sets": o.get("sets") if o else None,
         })
@@ -181,7 +185,7 @@ def print_markdown(rows, header):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shapes", type=parse_shapes, default=parse_shapes(DEFAULT_SHAPES))
-    ap.add_argument("--dtype", choices=["bf16", "f16"], default="bf16")
+    ap.add_argument("--dtype", choices=["bf16", "f16"], default=None, help="input type (default bf16)")
     ap.add_argument("--out", choices=["bf16", "f16", "f32"], default=None, help="output type (default: --dtype)")
     ap.add_argument("--replays", type=int, default=20, help="barecuda's replays (bench_cublas.py always uses 20)")
     ap.add_argument("--peak-flops", type=float, default=800e12, help="FLOP/s for the floor (default 800e12)")
@@ -203,15 +207,16 @@ def main(argv):
         sweep.check_arguments(ap, args, "--sweep")
         if args.replays < 1:
             ap.error("--replays must be >= 1")
-        if "--shapes" in argv or "--dtype" in argv or "--out" in argv:
-            ap.error("--sweep draws its own shapes and types: no --shapes, --dtype or --out")
+        if "--shapes" in argv or args.dtype is not None or args.out is not None or args.epilogue is not None:
+            ap.error("--sweep draws its own shapes, types and epilogues: no --shapes, --dtype, --out or --epilogue")
         return main_sweep(args)
     if args.seed is not None or "--mem-cap" in argv or "--epilogue-fraction" in argv:
         ap.error("--seed, --mem-cap and --epilogue-fraction need --sweep")
-    if args.epilogue and ("--dtype" in argv or "--out" in argv):
+    if args.epilogue and (args.dtype is not None or args.out is not None):
         ap.error("--epilogue sets the types: no --dtype or --out with it")
     if args.epilogue:
         args.dtype, args.out = sweep.EPI[args.epilogue]["ab"], sweep.EPI[args.epilogue]["out"]
+    args.dtype = args.dtype or "bf16"
     args.out = args.out or args.dtype
     if args.replays < 1:
         ap.error("--replays must be >= 1")

@@ -228,6 +228,8 @@ def main(argv):
                 sys.exit(f"bench_cublas.py: unknown --epilogue {tag!r} ({', '.join(sweep.EPI)})")
         else:
             shapes.append(tuple(int(x) for x in arg.split("x")))
+    if tag is not None and ("--dtype" in argv or "--out" in argv):
+        sys.exit("bench_cublas.py: --epilogue sets the types: no --dtype or --out with it")
     out = out or dtype
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False

@@ -123,7 +123,7 @@ def rule_cost(cfg, s, m, n, k, sms, rule, weight=None, c_read=False, f32=False):
     waves = cdiv(ctas, wave_of(cfg, s, sms))
     kb = cdiv(k, cfg["bk"])
     ex = rule["extra"]
-    work = cdiv(kb, s) + (cfg.get("split_cost", rule["split_cost"]) if s > 1 else 0) + ex["tile_kb"] + (ex["c_kb"] if c_read else 0) + \
+    work = cdiv(kb, s) + ((cfg.get("split_cost") or rule["split_cost"]) if s > 1 else 0) + ex["tile_kb"] + (ex["c_kb"] if c_read else 0) + \
         (ex["f32_kb"] if f32 else 0)
     return waves * cfg["bm"] * cfg["bn"] * work * 100 // (weight if weight is not None else cfg["weight"])
 
@@ -203,7 +203,7 @@ def pick(p, params):
     best = None
     for c in p["cands"]:
         own = c.get("split_cost")
-        work = c["kb"] + ((sc if own is None else own) if c["s"] > 1 else 0) + extra
+        work = c["kb"] + ((own or sc) if c["s"] > 1 else 0) + extra
         cost = (0 if c.get("outright") else 1, c["area_waves"] * work * 100 // w[c["cfg"]])
         if best is None or cost < best[0]:
             best = (cost, c)

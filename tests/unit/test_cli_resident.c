@@ -104,6 +104,7 @@ static void test_bad_options(void **state)
         {"latency", "--sm-count", "x", NULL},
         {"latency", "--max-sleep-ns", "2000000", NULL},
         {"latency", "--mode", "fast", NULL},
+        {"latency", "--resident", "--split", "2", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cli_capture r;

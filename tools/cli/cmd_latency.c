@@ -53,7 +53,7 @@ static void usage(FILE *f)
             "adds it with the step's input and output in pinned host memory, moved by bc_memcpy calls\n"
             "(resident-memcpy) or by the kernel itself (resident-zerocopy). --sm-count, --spin-ns and\n"
             "--max-sleep-ns configure the executor (README, \"Resident executor\"). The executor runs whole-tile\n"
-            "plans only, so with --resident and no --split every mode measures whole-tile plans (--split 1).\n",
+            "plans only, so with --resident every mode measures whole-tile plans (--split 1; 2.. is refused).\n",
             BC_EXIT_VERIFY);
 }
 
@@ -193,6 +193,8 @@ static int parse(int argc, char **argv, lat_opts *o)
         o->modes |= 4;
     if (resident && o->split_k == 0) /* the executor runs whole tiles: every mode measures the same plans */
         o->split_k = 1;
+    if (resident && o->split_k >= 2)
+        BAD("--resident runs whole-tile plans: no --split %u with it\n", o->split_k);
     if (o->io && !(o->modes & 4))
         BAD("--io measures the resident step: add --resident\n");
     if (!out_set)

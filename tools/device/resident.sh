@@ -17,9 +17,9 @@ RUNS=${RUNS:-10000}
 summary() { grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$1" | tr '\n' ' '; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv > "$L/gpu.txt" 2>&1; cat "$L/gpu.txt"
 
-sanitize() { # memcheck and racecheck over the quick GPU tests but the zero-copy one (it does not finish under the sanitizer)
+sanitize() { # memcheck and racecheck over the quick GPU tests, zero-copy included
   for tool in memcheck racecheck; do
-    BC_TEST_QUICK=1 BC_TEST_SKIP=test_zero_copy timeout 280 compute-sanitizer --tool $tool --num-cuda-barriers 4096 --error-exitcode 99 \
+    BC_TEST_QUICK=1 timeout 280 compute-sanitizer --tool $tool --num-cuda-barriers 4096 --error-exitcode 99 \
       build/bin/test_gpu_resident > "$L/san_${tool}.txt" 2>&1
     echo "compute-sanitizer --tool $tool test_gpu_resident rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$L/san_${tool}.txt" | tail -1) $(summary "$L/san_${tool}.txt")"
   done
