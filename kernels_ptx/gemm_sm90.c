@@ -214,12 +214,12 @@ BC_DEVICE void sm90_split_finish(sm90_shape g, const bc_epi *e, const float *acc
 {
     const uint32_t nthr = 128u * g.cons, tc = bc_tid_x() - BC_SM90_PRODUCER_THREADS;
     const uint32_t rank = bc_cluster_ctarank(), s = bc_cluster_nctarank();
-    /* the rows a stage holds (64 per consumer, or the skinny tile's 16): the others are never stored */
-    const uint32_t rows = g.ar < 64u * g.cons ? g.ar : 64u * g.cons;
+    /* exchanged: the rows a stage holds (g.ar: the tile's, or the skinny tile's 16); the others are never
+     * stored */
     bc_cluster_sync_divergent();
-    bc_splitk_send(acc, rows, g.bn, base, rank, s, c, tc % 128u);
+    bc_splitk_send(acc, g.ar, g.bn, base, rank, s, c, tc % 128u);
     bc_cluster_sync_divergent();
-    bc_splitk_finish_rows(e, rows, g.bn, base, rank, s, tile.m * 64u * g.cons, tile.n * g.bn, tc, nthr, out_t);
+    bc_splitk_finish_rows(e, g.ar, g.bn, base, rank, s, tile.m * 64u * g.cons, tile.n * g.bn, tc, nthr, out_t);
 }
 
 /* Waits for the tile's C stages (BC_GEMM_F_C_SMEM) and returns the ring

@@ -143,6 +143,18 @@ static const bc__gemm_config *find_config(const char *name, const bc_device *dev
     return found;
 }
 
+/* The rule's order of candidates: within its M range a skinny-M
+ * configuration comes before every other (it streams B with twice the bytes
+ * in flight; the cost model does not compare its tile with the others'),
+ * then the lesser cost; the incumbent keeps a tie. */
+static int rule_better(const bc__gemm_config *c, uint64_t cost, const bc__gemm_config *best_c, uint64_t best)
+{
+    if (best_c == NULL)
+        return 1;
+    const int skinny = c->max_m != 0, best_skinny = best_c->max_m != 0;
+    return skinny != best_skinny ? skinny : cost < best;
+}
+
 /* The least-cost (configuration, split) of family f for the problem, among
  * `named` alone when it is set; *best_c stays NULL when none qualifies. A
  * configuration whose shared memory the device cannot give is skipped by
@@ -154,19 +166,13 @@ static void rule_pick(const bc__gemm_family *f, const bc__gemm_config *named, co
         const bc__gemm_config *c = &f->configs[i];
         if (named != NULL ? named != c : (uint32_t)dev->info.smem_per_block_optin < c->smem_bytes)
             continue;
-        /* a skinny-M configuration: only within its M range, and there the skinny ones win outright
-         * (they stream B with twice the bytes in flight; the cost model does not compare their tiles
-         * with the others'); among themselves, whole or split, the cost model decides */
-        if (c->max_m != 0 && (uint64_t)d->m > c->max_m)
-            continue;
-        const int skinny = c->max_m != 0;
-        if (!skinny && *best_c != NULL && (*best_c)->max_m != 0)
+        if (c->max_m != 0 && (uint64_t)d->m > c->max_m) /* a skinny-M configuration out of its range */
             continue;
         uint32_t opts[3];
         const uint32_t n = split_options(c, d->split_k, ceil_div((uint64_t)d->k, c->bk), opts);
         for (uint32_t j = 0; j < n; j++) {
             const uint64_t cost = rule_cost(f, c, opts[j], d, (uint32_t)dev->info.sm_count);
-            if (*best_c == NULL || cost < *best || (skinny && (*best_c)->max_m == 0))
+            if (rule_better(c, cost, *best_c, *best))
                 *best_c = c, *best_s = opts[j], *best = cost;
         }
     }
