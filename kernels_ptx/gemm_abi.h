@@ -80,23 +80,28 @@
  * sm_80 and every later GPU, and built into the sm_90a image too). Each:
  * a BM x BN CTA tile, K in blocks of BK through a ring of STAGES
  * XOR-swizzled shared-memory stages filled by cp.async; WM x WN warps, each
- * owning a (BM/WM) x (BN/WN) piece of the tile. The epilogue stages each
- * warp's accumulators through the (then idle) ring, 32 columns at a time.
+ * owning a (BM/WM) x (BN/WN) piece of the tile; with KS = 2 the WM x WN
+ * warps are there twice, each set taking half of every k-block's k16 steps
+ * (K sliced inside the CTA: a small tile still keeps the SM's four tensor
+ * units busy), and the second set's sums are added to the first's through
+ * shared memory before the epilogue. The epilogue stages each warp's
+ * accumulators through the (then idle) ring, 32 columns at a time.
  * Every configuration stays within 99 KiB of shared memory (the opt-in
  * limit of sm_86, sm_89 and sm_120), so one image serves every part.
- * "BM, BN, BK, WM, WN, STAGES": */
-#define BC_SM80_CFG_128X256 128, 256, 32, 2, 4, 3
-#define BC_SM80_CFG_128X128 128, 128, 32, 2, 2, 4
-#define BC_SM80_CFG_64X64 64, 64, 32, 2, 2, 5
-#define BC_SM80_CFG_64X32 64, 32, 64, 4, 1, 8
+ * "BM, BN, BK, WM, WN, KS, STAGES": */
+#define BC_SM80_CFG_128X256 128, 256, 32, 2, 4, 1, 3
+#define BC_SM80_CFG_128X128 128, 128, 32, 2, 2, 1, 4
+#define BC_SM80_CFG_64X64 64, 64, 32, 2, 2, 1, 5
+#define BC_SM80_CFG_64X32 64, 32, 64, 4, 1, 1, 8
+#define BC_SM80_CFG_32X32 32, 32, 64, 2, 1, 2, 8
 #define BC_SM80_SMEM_LIMIT 101376 /* 99 KiB */
 #define BC_SM80_STAGE_BYTES(bm, bn, bk) (((bm) + (bn)) * (bk) * 2)
 #define BC_SM80_SMEM_BYTES(bm, bn, bk, stages) ((stages) * BC_SM80_STAGE_BYTES(bm, bn, bk))
-#define BC_SM80_THREADS(wm, wn) (32 * (wm) * (wn))
-#define BC__SM80_SMEM6(bm, bn, bk, wm, wn, stages) BC_SM80_SMEM_BYTES(bm, bn, bk, stages)
-#define BC__SM80_THREADS6(bm, bn, bk, wm, wn, stages) BC_SM80_THREADS(wm, wn)
-#define BC_SM80_SMEM_OF(cfg) BC__APPLY(BC__SM80_SMEM6, cfg)
-#define BC_SM80_THREADS_OF(cfg) BC__APPLY(BC__SM80_THREADS6, cfg)
+#define BC_SM80_THREADS(wm, wn, ks) (32 * (wm) * (wn) * (ks))
+#define BC__SM80_SMEM7(bm, bn, bk, wm, wn, ks, stages) BC_SM80_SMEM_BYTES(bm, bn, bk, stages)
+#define BC__SM80_THREADS7(bm, bn, bk, wm, wn, ks, stages) BC_SM80_THREADS(wm, wn, ks)
+#define BC_SM80_SMEM_OF(cfg) BC__APPLY(BC__SM80_SMEM7, cfg)
+#define BC_SM80_THREADS_OF(cfg) BC__APPLY(BC__SM80_THREADS7, cfg)
 
 /* bc_gemm_params.flags */
 #define BC_GEMM_F_C 1u         /* add beta * C */

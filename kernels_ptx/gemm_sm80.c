@@ -18,13 +18,18 @@
  *   - each warp owns a (BM/WM) x (BN/WN) piece: ldmatrix.x4 brings A and B
  *     fragments for one k16 step into registers while the mma.sync of the
  *     previous step run (two fragment buffers);
+ *   - with KS = 2 (K sliced in the CTA) there are two such sets of warps:
+ *     the first takes the first half of every k-block's k16 steps, the
+ *     second the other half, and before the epilogue the second set's
+ *     accumulators are added to the first's through shared memory;
  *   - the epilogue (epilogue.h's math, shared with the Hopper and Blackwell
  *     kernels) stages each warp's alpha * acc through the idle ring, 32
  *     columns at a time, then stores four adjacent columns per thread: one
  *     8- or 16-byte store where D's alignment allows, masked at M and N.
  *
- * Determinism: each output element is reduced by one thread of one CTA, the
- * k16 steps in increasing K; no atomics. C may alias D: every element's C is
+ * Determinism: each output element is reduced by one thread of one CTA (two
+ * with KS = 2, whose sums are then added in a fixed order), the k16 steps
+ * in increasing K; no atomics. C may alias D: every element's C is
  * read by the thread that then writes that element of D.
  */
 #include "epilogue.h"
@@ -47,7 +52,7 @@ extern bc_smem_u8 __attribute__((aligned(128))) bc_sm80_smem[];
 
 /* The compile-time shape of a configuration. */
 typedef struct sm80_shape {
-    uint32_t bm, bn, bk, wm, wn, stages;
+    uint32_t bm, bn, bk, wm, wn, ks, stages;
 } sm80_shape;
 
 /* Per-warp fragment counts, and the largest any configuration uses (the
@@ -91,12 +96,13 @@ typedef struct sm80_loader {
     uint32_t a_kc[4], b_kc[4];   /* k-chunk of chunk i */
 } sm80_loader;
 
-#define SM80_A_CHUNKS(g) ((g).bm * (g).bk / 8u / (32u * (g).wm * (g).wn))
-#define SM80_B_CHUNKS(g) ((g).bn * (g).bk / 8u / (32u * (g).wm * (g).wn))
+#define SM80_WARPS(g) ((g).wm * (g).wn * (g).ks)
+#define SM80_A_CHUNKS(g) ((g).bm * (g).bk / 8u / (32u * SM80_WARPS(g)))
+#define SM80_B_CHUNKS(g) ((g).bn * (g).bk / 8u / (32u * SM80_WARPS(g)))
 
 BC_DEVICE void sm80_loader_init(sm80_shape g, sm80_loader *ld, const sm80_args *p, uint32_t m0, uint32_t n0)
 {
-    const uint32_t tid = bc_tid_x(), nthr = 32u * g.wm * g.wn, cpr = g.bk / 8u;
+    const uint32_t tid = bc_tid_x(), nthr = 32u * SM80_WARPS(g), cpr = g.bk / 8u;
     const uint32_t a_bytes = g.bm * g.bk * 2u;
     ld->a_ok = ld->b_ok = 0;
 #pragma unroll
@@ -177,11 +183,12 @@ BC_DEVICE void sm80_mma_step(sm80_shape g, float *acc, const sm80_frag *f, const
 
 /* The main loop over every k-block of the tile; f16 a compile-time
  * constant. cp.async groups: one per k-block, committed in order, so
- * "at most STAGES - 2 pending" means the next stage has landed. */
+ * "at most STAGES - 2 pending" means the next stage has landed. This warp
+ * runs k16 steps slice * per .. slice * per + per - 1 of each k-block. */
 BC_DEVICE void sm80_mainloop(sm80_shape g, float *acc, const sm80_loader *ld, const sm80_lanes *ln,
-                             const sm80_args *p, uint32_t base, const int f16)
+                             const sm80_args *p, uint32_t base, uint32_t slice, const int f16)
 {
-    const uint32_t kblocks = p->k_blocks, ksteps = g.bk / 16u;
+    const uint32_t kblocks = p->k_blocks, per = g.bk / 16u / g.ks, ks0 = slice * per;
 #pragma unroll
     for (uint32_t s = 0; s + 1u < g.stages; s++) {
         sm80_load(g, ld, p, sm80_stage(g, base, s), s, kblocks);
@@ -191,22 +198,22 @@ BC_DEVICE void sm80_mainloop(sm80_shape g, float *acc, const sm80_loader *ld, co
     bc_syncthreads();
     sm80_frag frag[2];
     uint32_t rd = 0, wr = g.stages - 1u; /* stage read now, stage written next */
-    sm80_load_frag(g, &frag[0], ln, sm80_stage(g, base, rd), 0);
+    sm80_load_frag(g, &frag[0], ln, sm80_stage(g, base, rd), ks0);
     for (uint32_t kb = 0; kb < kblocks; kb++) {
 #pragma unroll
-        for (uint32_t ks = 0; ks < ksteps; ks++) {
-            if (ks == ksteps - 1u) { /* the next k-block's stage: landed, and every warp is past its reuse */
+        for (uint32_t j = 0; j < per; j++) {
+            if (j == per - 1u) { /* the next k-block's stage: landed, and every warp is past its reuse */
                 bc_cp_async_wait(g.stages - 2u);
                 bc_syncthreads();
                 rd = rd + 1u == g.stages ? 0u : rd + 1u;
             }
-            sm80_load_frag(g, &frag[(ks + 1u) % 2u], ln, sm80_stage(g, base, rd), (ks + 1u) % ksteps);
-            if (ks == 0) { /* refill the stage every warp finished reading before the last barrier */
+            sm80_load_frag(g, &frag[(j + 1u) % 2u], ln, sm80_stage(g, base, rd), ks0 + (j + 1u) % per);
+            if (j == 0) { /* refill the stage every warp finished reading before the last barrier */
                 sm80_load(g, ld, p, sm80_stage(g, base, wr), kb + g.stages - 1u, kblocks);
                 bc_cp_async_commit();
                 wr = wr + 1u == g.stages ? 0u : wr + 1u;
             }
-            sm80_mma_step(g, acc, &frag[ks % 2u], f16);
+            sm80_mma_step(g, acc, &frag[j % 2u], f16);
         }
     }
     bc_cp_async_wait(0);
@@ -254,12 +261,35 @@ BC_DEVICE void sm80_epilogue(sm80_shape g, const float *acc, const bc_epi *e, ui
     }
 }
 
+/* K sliced in the CTA: the second set of warps hands its accumulators to
+ * the first through shared memory (after the main loop, so the ring is
+ * idle), behind the epilogue buffers; one word per lane per accumulator,
+ * consecutive lanes in consecutive words. The first set adds them to its
+ * own (its sum first), and only it runs the epilogue. */
+#define SM80_RED_OFF(g) ((g).bm * (g).wn * 128u)
+BC_DEVICE void sm80_slice_reduce(sm80_shape g, float *acc, uint32_t warp_in, uint32_t slice)
+{
+    const uint32_t lane = bc_tid_x() % 32u, nacc = SM80_MT(g) * SM80_NT(g) * 4u;
+    typedef __attribute__((address_space(3))) float smem_f32;
+    smem_f32 *red = (smem_f32 *)(bc_sm80_smem + SM80_RED_OFF(g)) + warp_in * nacc * 32u + lane;
+    if (slice == 1u)
+#pragma unroll
+        for (uint32_t i = 0; i < nacc; i++)
+            red[i * 32u] = acc[i];
+    bc_syncthreads();
+    if (slice == 0)
+#pragma unroll
+        for (uint32_t i = 0; i < nacc; i++)
+            acc[i] = acc[i] + red[i * 32u];
+}
+
 BC_DEVICE void sm80_gemm(sm80_shape g, const sm80_args *p, const bc_epi *e, int f16, int out_t)
 {
     const uint32_t base = (uint32_t)(uintptr_t)bc_sm80_smem;
     const bc_tile tile = bc_tile_of(bc_ctaid_x(), p->tiles_m, p->tiles_n, p->group_m);
     const uint32_t m0 = tile.m * g.bm, n0 = tile.n * g.bn;
-    const uint32_t warp = bc_tid_x() / 32u, lane = bc_tid_x() % 32u;
+    const uint32_t lane = bc_tid_x() % 32u;
+    const uint32_t warp = bc_tid_x() / 32u % (g.wm * g.wn), slice = bc_tid_x() / 32u / (g.wm * g.wn);
     const uint32_t wm_i = warp / g.wn, wn_i = warp % g.wn;
     const uint32_t wm_off = wm_i * (g.bm / g.wm), wn_off = wn_i * (g.bn / g.wn);
     const sm80_lanes ln = {wm_off + lane % 16u, lane / 16u, wn_off + 8u * (lane / 16u) + lane % 8u,
@@ -278,18 +308,23 @@ BC_DEVICE void sm80_gemm(sm80_shape g, const sm80_args *p, const bc_epi *e, int 
     bc_griddep_launch_dependents();
 #endif
     if (f16)
-        sm80_mainloop(g, acc, &ld, &ln, p, base, 1);
+        sm80_mainloop(g, acc, &ld, &ln, p, base, slice, 1);
     else
-        sm80_mainloop(g, acc, &ld, &ln, p, base, 0);
+        sm80_mainloop(g, acc, &ld, &ln, p, base, slice, 0);
+    if (g.ks == 2u) {
+        sm80_slice_reduce(g, acc, warp, slice);
+        if (slice != 0)
+            return;
+    }
     sm80_epilogue(g, acc, e, m0 + wm_off, n0 + wn_off, warp * (g.bm / g.wm) * 128u, out_t);
 }
 
 /* One kernel per configuration. The parameter is only read field by field
  * (its address is never taken), so it stays in parameter space. */
-#define BC__SM80_KERNEL(name, bm, bn, bk, wm, wn, stages)                                           \
+#define BC__SM80_KERNEL(name, bm, bn, bk, wm, wn, ks, stages)                                       \
     BC_KERNEL void name(bc_gemm_params p)                                                           \
     {                                                                                               \
-        const sm80_shape g = {bm, bn, bk, wm, wn, stages};                                          \
+        const sm80_shape g = {bm, bn, bk, wm, wn, ks, stages};                                      \
         const sm80_args q = {p.a, p.b, p.lda, p.ldb, p.m, p.n, p.k,                                 \
                              p.tiles_m, p.tiles_n, p.k_blocks, p.group_m};                          \
         bc_epi e = {p.d, p.c, p.bias, p.m, p.n, p.ldd, p.ldc, p.alpha, p.beta, p.flags};            \
@@ -299,19 +334,23 @@ BC_DEVICE void sm80_gemm(sm80_shape g, const sm80_args *p, const bc_epi *e, int 
 
 /* Each configuration: whole chunks per thread, even n8 tile counts (one
  * ldmatrix.x4 loads two), 32-column epilogue chunks, the epilogue's
- * per-warp buffers (BM x WN x 128 bytes in all) inside the ring, and
- * shared memory within the smallest opt-in limit. */
-#define BC__SM80_CHECKS(bm, bn, bk, wm, wn, stages)                                                         \
-    _Static_assert((bm) * (bk) / 8 % BC_SM80_THREADS(wm, wn) == 0 &&                                         \
-                       (bn) * (bk) / 8 % BC_SM80_THREADS(wm, wn) == 0 &&                                     \
-                       (bm) * (bk) / 8 / BC_SM80_THREADS(wm, wn) <= 4 &&                                     \
-                       (bn) * (bk) / 8 / BC_SM80_THREADS(wm, wn) <= 4,                                       \
+ * per-warp buffers (BM x WN x 128 bytes in all) and, with K sliced, the
+ * hand-over buffer behind them inside the ring, an even number of k16
+ * steps per slice (the two fragment buffers alternate), and shared memory
+ * within the smallest opt-in limit. */
+#define BC__SM80_CHECKS(bm, bn, bk, wm, wn, ks, stages)                                                     \
+    _Static_assert((bm) * (bk) / 8 % BC_SM80_THREADS(wm, wn, ks) == 0 &&                                     \
+                       (bn) * (bk) / 8 % BC_SM80_THREADS(wm, wn, ks) == 0 &&                                 \
+                       (bm) * (bk) / 8 / BC_SM80_THREADS(wm, wn, ks) <= 4 &&                                 \
+                       (bn) * (bk) / 8 / BC_SM80_THREADS(wm, wn, ks) <= 4,                                   \
                    "cp.async chunks per thread");                                                            \
     _Static_assert((bm) / (wm) % 16 == 0 && (bm) / (wm) / 16 <= SM80_MAX_MT && (bn) / (wn) % 32 == 0 &&      \
                        (bn) / (wn) / 8 <= SM80_MAX_NT,                                                       \
                    "warp tile");                                                                             \
     _Static_assert(((bk) == 32 || (bk) == 64) && (stages) >= 2, "BK and stages");                            \
-    _Static_assert((bm) * (wn) * 128 <= BC_SM80_SMEM_BYTES(bm, bn, bk, stages), "epilogue buffers");         \
+    _Static_assert(((ks) == 1 || (ks) == 2) && (bk) / 16 / (ks) % 2 == 0, "K slices");                       \
+    _Static_assert((bm) * (wn) * 128 + ((ks) - 1) * (bm) * (bn) * 4 <= BC_SM80_SMEM_BYTES(bm, bn, bk, stages), \
+                   "epilogue and hand-over buffers");                                                        \
     _Static_assert(BC_SM80_SMEM_BYTES(bm, bn, bk, stages) <= BC_SM80_SMEM_LIMIT, "over 99 KiB");
 #define BC_SM80_CHECKS(cfg) BC__APPLY(BC__SM80_CHECKS, cfg)
 
@@ -319,8 +358,10 @@ BC_SM80_CHECKS(BC_SM80_CFG_128X256)
 BC_SM80_CHECKS(BC_SM80_CFG_128X128)
 BC_SM80_CHECKS(BC_SM80_CFG_64X64)
 BC_SM80_CHECKS(BC_SM80_CFG_64X32)
+BC_SM80_CHECKS(BC_SM80_CFG_32X32)
 
 BC_SM80_KERNEL(bc_gemm_sm80_128x256, BC_SM80_CFG_128X256)
 BC_SM80_KERNEL(bc_gemm_sm80_128x128, BC_SM80_CFG_128X128)
 BC_SM80_KERNEL(bc_gemm_sm80_64x64, BC_SM80_CFG_64X64)
 BC_SM80_KERNEL(bc_gemm_sm80_64x32, BC_SM80_CFG_64X32)
+BC_SM80_KERNEL(bc_gemm_sm80_32x32, BC_SM80_CFG_32X32)

@@ -12,9 +12,9 @@
  * "Portable family") until measurements replace them. */
 #include "gemm_family.h"
 
-#define SM80_CONFIG(nm, id, w, pdl_, bm_, bn_, bk_, wm, wn, stages)                                   \
+#define SM80_CONFIG(nm, id, w, pdl_, bm_, bn_, bk_, wm, wn, ks, stages)                               \
     {                                                                                                  \
-        .name = "sm80_" nm, .bm = (bm_), .bn = (bn_), .bk = (bk_), .threads = BC_SM80_THREADS(wm, wn), \
+        .name = "sm80_" nm, .bm = (bm_), .bn = (bn_), .bk = (bk_), .threads = BC_SM80_THREADS(wm, wn, ks), \
         .smem_bytes = BC_SM80_SMEM_BYTES(bm_, bn_, bk_, stages), .weight_pct = (w), .pdl = (pdl_),    \
         .kernel = {{id, id, id}, {id, id, id}},                                                       \
     }
@@ -24,6 +24,7 @@
         BC__APPLY(SM80_CONFIG, "128x128", BC_K_GEMM_SM80_128X128, 90, pdl, BC_SM80_CFG_128X128),  \
         BC__APPLY(SM80_CONFIG, "64x64", BC_K_GEMM_SM80_64X64, 55, pdl, BC_SM80_CFG_64X64),        \
         BC__APPLY(SM80_CONFIG, "64x32", BC_K_GEMM_SM80_64X32, 30, pdl, BC_SM80_CFG_64X32),        \
+        BC__APPLY(SM80_CONFIG, "32x32", BC_K_GEMM_SM80_32X32, 24, pdl, BC_SM80_CFG_32X32),        \
     }
 static const bc__gemm_config configs[] = SM80_CONFIGS(0);
 static const bc__gemm_config configs_sm90a[] = SM80_CONFIGS(1);

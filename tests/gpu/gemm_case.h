@@ -190,7 +190,8 @@ static void run_repeated(gpu_env *env, const gcase *gc, int runs)
 }
 
 /* The portable family's configurations (runtime/gemm_family_sm80.c). */
-static const char *const gemm_sm80_configs[] = {"sm80_128x256", "sm80_128x128", "sm80_64x64", "sm80_64x32"};
+static const char *const gemm_sm80_configs[] = {"sm80_128x256", "sm80_128x128", "sm80_64x64", "sm80_64x32",
+                                                "sm80_32x32"};
 #define GEMM_SM80_CONFIGS (sizeof gemm_sm80_configs / sizeof gemm_sm80_configs[0])
 
 /* Layouts on `config` (NULL: the rule): padded leading dimensions, D rows

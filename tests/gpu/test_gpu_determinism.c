@@ -172,7 +172,8 @@ static void test_same_bytes_split_k_under_load(void **state)
 }
 
 /* The portable family (the H100 runs it through the sm_90a image): a
- * large-tile and the small-M configuration, each named. */
+ * large-tile and the two small-M configurations (one with K sliced in the
+ * CTA), each named. */
 static void test_same_bytes_portable_under_load(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
@@ -182,6 +183,7 @@ static void test_same_bytes_portable_under_load(void **state)
         skip(); /* the Blackwell images carry no portable kernels */
     same_bytes_under_load(env, 2000, 2048, 1000, "sm80_128x256", 0, 0.0f);
     same_bytes_under_load(env, 16, 4096, 4096, "sm80_64x32", 0, 0.0f);
+    same_bytes_under_load(env, 64, 1024, 1024, "sm80_32x32", 0, 0.0f);
 }
 
 static int setup(void **state) { return gpu_env_setup(state, 1ull << 30); }

@@ -113,6 +113,7 @@ static void check_portable(const env *e, const fake_launch *l, const bc_gemm_par
 #define SMEM_128X128 (4 * (128 + 128) * 32 * 2)
 #define SMEM_64X64 (5 * (64 + 64) * 32 * 2)
 #define SMEM_64X32 (8 * (64 + 32) * 64 * 2)
+#define SMEM_32X32 (8 * (32 + 32) * 64 * 2)
 
 /* Every compute capability the portable images serve: the image, the
  * rule's choice for 4096^3 and its packed launch. 128x256 (512 CTAs) wins
@@ -158,9 +159,9 @@ static void test_every_capability(void **state)
     }
 }
 
-/* The rule on Orin (16 SMs) and the A100 (108): small M goes to 64x32,
- * mid shapes to what fills the SMs (costs in the comments: waves x tile
- * area x k-blocks x 100 / weight). */
+/* The rule on Orin (16 SMs) and the A100 (108): small M goes to 32x32 or
+ * 64x32, mid shapes to what fills the SMs (costs in the comments: waves x
+ * tile area x k-blocks x 100 / weight). */
 static void test_rule_small_shapes(void **state)
 {
     (void)state;
@@ -171,16 +172,22 @@ static void test_rule_small_shapes(void **state)
         unsigned bm, bn, bk, threads, smem;
     } cases[] = {
         /* 16 SMs, 16x4096x4096: 128x256 1x32768x128 = 4194304; 128x128 2x16384x128/0.9 = 4660337;
-         * 64x64 4x4096x128/0.55 = 3812993; 64x32 8x2048x64/0.3 = 3495253 */
-        {16, 16, 4096, 4096, "bc_gemm_sm80_64x32", 64, 32, 64, 128, SMEM_64X32},
-        /* 108 SMs, 128x2048x2048: 2097152 / 1165084 / 476625 / 436906 */
-        {108, 128, 2048, 2048, "bc_gemm_sm80_64x32", 64, 32, 64, 128, SMEM_64X32},
+         * 64x64 4x4096x128/0.55 = 3812993; 64x32 8x2048x64/0.3 = 3495253; 32x32 8x1024x64/0.24 = 2184533 */
+        {16, 16, 4096, 4096, "bc_gemm_sm80_32x32", 32, 32, 64, 128, SMEM_32X32},
+        /* 108 SMs, 128x2048x2048: 2097152 / 1165084 / 476625 / 436906 / 32x32 3x1024x32/0.24 = 409600 */
+        {108, 128, 2048, 2048, "bc_gemm_sm80_32x32", 32, 32, 64, 128, SMEM_32X32},
+        /* 108 SMs, 192x2048x2048: 64x32 (192 CTAs) 2x2048x32/0.3 = 436906; 32x32 (384 CTAs)
+         * 4x1024x32/0.24 = 546133; 64x64 (96 CTAs) 1x4096x64/0.55 = 476625 */
+        {108, 192, 2048, 2048, "bc_gemm_sm80_64x32", 64, 32, 64, 128, SMEM_64X32},
+        /* 108 SMs, 64x2048x2048 (64x32: 64 CTAs, 1 wave, 2048x32/0.3 = 218453; 32x32: 128 CTAs, 2 waves,
+         * 2x1024x32/0.24 = 273066) */
+        {108, 64, 2048, 2048, "bc_gemm_sm80_64x32", 64, 32, 64, 128, SMEM_64X32},
         /* 108 SMs, 512x4096x1024: 128x256 1x32768x32 = 1048576; 128x128 2x16384x32/0.9 = 1165084;
          * 64x64 5x4096x32/0.55 = 1191563; 64x32 10x2048x16/0.3 = 1092266 */
         {108, 512, 4096, 1024, "bc_gemm_sm80_128x256", 128, 256, 32, 256, SMEM_128X256},
-        /* 108 SMs, 256x1024x4096 (16 / 32 / 64 / 128 CTAs: 1, 1, 1, 2 waves): 4194304 / 2330168 /
-         * 953250 / 873813 */
-        {108, 256, 1024, 4096, "bc_gemm_sm80_64x32", 64, 32, 64, 128, SMEM_64X32},
+        /* 108 SMs, 256x1024x4096 (16 / 32 / 64 / 128 / 256 CTAs: 1, 1, 1, 2, 3 waves): 4194304 / 2330168 /
+         * 953250 / 873813 / 32x32 3x1024x64/0.24 = 819200 */
+        {108, 256, 1024, 4096, "bc_gemm_sm80_32x32", 32, 32, 64, 128, SMEM_32X32},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fake_install();
@@ -212,6 +219,7 @@ static void test_named_configs(void **state)
         {"sm80_128x128", "bc_gemm_sm80_128x128", 128, 128, 32, 128, SMEM_128X128},
         {"sm80_64x64", "bc_gemm_sm80_64x64", 64, 64, 32, 128, SMEM_64X64},
         {"sm80_64x32", "bc_gemm_sm80_64x32", 64, 32, 64, 128, SMEM_64X32},
+        {"sm80_32x32", "bc_gemm_sm80_32x32", 32, 32, 64, 128, SMEM_32X32},
     };
     for (int h100 = 0; h100 <= 1; h100++) {
         fake_install();

@@ -25,7 +25,7 @@ if has test; then
   echo "test_gpu_determinism rc=$?: $(summary "$L/gpu_determinism.txt")"
   grep -E "sm80_|identical" "$L/gpu_determinism.txt"
   cuobjdump -sass build/kernels/sm90a.cubin > "$L/sm90a.sass" 2>&1
-  for k in 128x256 128x128 64x64 64x32; do
+  for k in 128x256 128x128 64x64 64x32 32x32; do
     awk -v f="bc_gemm_sm80_$k" '/Function :/ { on = ($3 == f) } on' "$L/sm90a.sass" > "$L/sm80_$k.sass"
     echo "sm80_$k (sm_90a SASS): HMMA $(grep -c HMMA "$L/sm80_$k.sass"), LDSM $(grep -c LDSM "$L/sm80_$k.sass"), LDGSTS $(grep -c LDGSTS "$L/sm80_$k.sass"), LDL/STL $(grep -cE '\b(LDL|STL)(\.|\s)' "$L/sm80_$k.sass")"
   done
@@ -41,7 +41,7 @@ if has bench; then
     timeout 200 python3 tools/bench_compare.py --markdown --config $c --shapes 4096x4096x4096,8192x8192x8192 2>>"$L/bench_err.txt" | tee "$L/bench_$c.md"
   done
   # small-M latency shapes: the portable family forced, and the wgmma rule, in one invocation each
-  for c in sm80_64x32 sm80_64x64; do
+  for c in sm80_32x32 sm80_64x32 sm80_64x64; do
     timeout 200 python3 tools/bench_compare.py --markdown --config $c --shapes 128x2048x2048,64x1024x1024,16x4096x4096 2>>"$L/bench_err.txt" | tee "$L/bench_$c.md"
   done
   timeout 120 build/bin/barecuda bench --shapes 128x2048x2048,64x1024x1024,16x4096x4096,4096x4096x4096 > "$L/bench_wgmma.txt" 2>&1
