@@ -28,6 +28,7 @@ static bc_status check_container(const uint8_t *buf, size_t len, int cc_major, i
         return st;
     c->entry = entries[sel];
     c->entries = (int)n;
+    c->index = (int)sel;
     return BC_OK;
 }
 
@@ -45,6 +46,18 @@ static bc_status check_cubin(const uint8_t *buf, size_t len, int cc_major, int c
     return BC_OK;
 }
 
+/* The parse and selection both checks share, after their digest step. */
+static bc_status check_select(const uint8_t *buf, size_t len, int cc_major, int cc_minor, int allow_ptx_jit,
+                              bc__loader_choice *c)
+{
+    bc_status st = bc__is_elf(buf, len) ? check_cubin(buf, len, cc_major, cc_minor, c)
+                                        : check_container(buf, len, cc_major, cc_minor, allow_ptx_jit, c);
+    if (st)
+        return st;
+    bc__fatbin_arch_name(&c->entry, c->arch, sizeof c->arch);
+    return BC_OK;
+}
+
 bc_status bc__loader_check(const uint8_t *buf, size_t len, const uint64_t *expected_digest, int cc_major,
                            int cc_minor, int allow_ptx_jit, bc__loader_choice *out)
 {
@@ -58,11 +71,36 @@ bc_status bc__loader_check(const uint8_t *buf, size_t len, const uint64_t *expec
         return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
                        "the %zu bytes hash to XXH64 0x%016llx; expected 0x%016llx", len,
                        (unsigned long long)c.digest, (unsigned long long)*expected_digest);
-    bc_status st = bc__is_elf(buf, len) ? check_cubin(buf, len, cc_major, cc_minor, &c)
-                                        : check_container(buf, len, cc_major, cc_minor, allow_ptx_jit, &c);
+    bc_status st = check_select(buf, len, cc_major, cc_minor, allow_ptx_jit, &c);
     if (st)
         return st;
-    bc__fatbin_arch_name(&c.entry, c.arch, sizeof c.arch);
+    *out = c;
+    return BC_OK;
+}
+
+bc_status bc__loader_check_entry(const uint8_t *buf, size_t len, const uint64_t *entry_digests, size_t count,
+                                 int cc_major, int cc_minor, bc__loader_choice *out)
+{
+    if (out == NULL || (buf == NULL && len != 0) || entry_digests == NULL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc__loader_check_entry",
+                       "NULL out or digest table, or NULL bytes with length %zu", len);
+    bc__loader_choice c;
+    memset(&c, 0, sizeof c);
+    bc_status st = check_select(buf, len, cc_major, cc_minor, 0, &c);
+    if (st)
+        return st;
+    if ((size_t)c.entries != count)
+        return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
+                       "the blob holds %d entries; its digest table %zu (blob and table from different builds)",
+                       c.entries, count);
+    /* a plain cubin is one entry covering the buffer */
+    const size_t lo = c.plain_cubin ? 0 : c.entry.header_offset;
+    const size_t hi = c.entry.payload_offset + c.entry.payload_size;
+    c.digest = bc__xxh64(buf + lo, hi - lo, 0);
+    if (c.digest != entry_digests[c.index])
+        return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
+                       "entry %d (%s, %zu bytes) hashes to XXH64 0x%016llx; expected 0x%016llx", c.index, c.arch,
+                       hi - lo, (unsigned long long)c.digest, (unsigned long long)entry_digests[c.index]);
     *out = c;
     return BC_OK;
 }

@@ -18,7 +18,9 @@ typedef struct bc__loader_choice {
     int plain_cubin;        /* 1: the buffer is a cubin, not a container */
     int jit;                /* 1: the entry is PTX, to be compiled by the driver */
     int entries;            /* entries in the container (1 for a plain cubin) */
-    uint64_t digest;        /* XXH64 (seed 0) of the whole buffer */
+    int index;              /* the selected entry's position in the container (0 for a plain cubin) */
+    uint64_t digest;        /* XXH64 (seed 0) of the bytes checked: the whole buffer (bc__loader_check),
+                             * or the selected entry's header and payload (bc__loader_check_entry) */
     char arch[24];          /* "sm_90a", or "compute_80" for PTX */
 } bc__loader_choice;
 
@@ -34,5 +36,18 @@ typedef struct bc__loader_choice {
  * only on success. */
 bc_status bc__loader_check(const uint8_t *buf, size_t len, const uint64_t *expected_digest, int cc_major,
                            int cc_minor, int allow_ptx_jit, bc__loader_choice *out);
+
+/* The check of a blob whose build recorded one digest per entry (the
+ * embedded fatbin): the same parse and image selection as
+ * bc__loader_check without PTX, then only the selected entry's bytes, its
+ * header and payload, are hashed and must equal entry_digests[index]
+ * (BC_ERR_DIGEST_MISMATCH naming the entry and both values). The other
+ * entries are bounds-checked by the parse but not read, so a check costs
+ * the selected image's bytes rather than the whole blob's. A table whose
+ * count differs from the container's entries is BC_ERR_DIGEST_MISMATCH
+ * (a blob and a table from different builds). Other errors as
+ * bc__loader_check; *out is written only on success. */
+bc_status bc__loader_check_entry(const uint8_t *buf, size_t len, const uint64_t *entry_digests, size_t count,
+                                 int cc_major, int cc_minor, bc__loader_choice *out);
 
 #endif

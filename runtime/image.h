@@ -30,19 +30,20 @@ typedef struct bc__image_timing {
 } bc__image_timing;
 
 /* Loads the embedded fatbin for dev (its compute capability) through the
- * module loader: digest against the build's, selection by the documented
- * rule, cuModuleLoadDataEx in place (the blob outlives every module), then
+ * module loader: selection by the documented rule, the selected entry's
+ * digest against the one the build recorded for it, cuModuleLoadDataEx in place (the blob outlives every module), then
  * every kernel the manifest lists for that image's family is resolved into
  * img->fn and each one's dynamic shared-memory limit is set. On failure
  * *img is left empty and nothing is loaded. The device's context must be
  * current. The module is not on the device's list of user modules. */
 bc_status bc__image_load(bc_device *dev, bc__image *img, bc__image_timing *out_timing);
 
-/* The same from a caller-supplied container that must hash (XXH64, seed 0)
- * to `digest`; buf must stay valid while the module is loaded. Unit tests
- * feed corrupt or foreign containers through it. */
-bc_status bc__image_load_from(bc_device *dev, bc__image *img, const uint8_t *buf, size_t len, uint64_t digest,
-                              bc__image_timing *out_timing);
+/* The same from a caller-supplied container whose selected entry must
+ * hash (XXH64, seed 0) to entry_digests[its index] (entry_count entries;
+ * bc__loader_check_entry); buf must stay valid while the module is
+ * loaded. Unit tests feed corrupt or foreign containers through it. */
+bc_status bc__image_load_from(bc_device *dev, bc__image *img, const uint8_t *buf, size_t len,
+                              const uint64_t *entry_digests, size_t entry_count, bc__image_timing *out_timing);
 
 /* Unloads the module (if any) and clears *img; leaves bc_last_error() as it
  * was. */

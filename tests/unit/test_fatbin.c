@@ -27,6 +27,8 @@
 extern const uint8_t bc__fatbin_bytes[];
 extern const size_t bc__fatbin_size;
 extern const uint64_t bc__fatbin_digest;
+extern const uint64_t bc__fatbin_entry_digest[];
+extern const size_t bc__fatbin_entry_count;
 
 #define CAP 64
 
@@ -574,6 +576,63 @@ static void test_check_digest_mismatch(void **state)
     assert_string_equal(c.arch, "sm_103a");
 }
 
+/* The embedded blob's check: only the selected entry is hashed, against
+ * the build's digest for that entry. A flipped byte in the selected image
+ * is refused, naming the entry; one in an image this device does not load
+ * is not read (and is refused on the device that loads it). */
+static void test_check_entry_digest(void **state)
+{
+    (void)state;
+    bc__loader_choice c;
+    const uint64_t *t = bc__fatbin_entry_digest;
+    const size_t n = bc__fatbin_entry_count;
+    assert_int_equal(bc__loader_check_entry(bc__fatbin_bytes, bc__fatbin_size, t, n, 9, 0, &c), BC_OK);
+    assert_string_equal(c.arch, "sm_90a");
+    assert_int_equal(c.entries, (int)n);
+    assert_int_equal(c.digest, t[c.index]);
+    /* the hash covers the entry's header and payload and nothing else */
+    assert_int_equal(c.digest, bc__xxh64(bc__fatbin_bytes + c.entry.header_offset,
+                                         c.entry.payload_offset + c.entry.payload_size - c.entry.header_offset, 0));
+    const int sm90 = c.index;
+    const bc__fatbin_entry e90 = c.entry;
+    assert_int_equal(bc__loader_check_entry(bc__fatbin_bytes, bc__fatbin_size, t, n, 10, 0, &c), BC_OK);
+    assert_string_equal(c.arch, "sm_100a");
+    assert_true(c.index != sm90);
+    const bc__fatbin_entry e100 = c.entry;
+
+    uint8_t *copy = malloc(bc__fatbin_size);
+    assert_non_null(copy);
+    memcpy(copy, bc__fatbin_bytes, bc__fatbin_size);
+    copy[e90.payload_offset + e90.payload_size / 2] ^= 1; /* inside the sm_90a image */
+    bc__loader_choice keep;
+    memset(&keep, 0xAB, sizeof keep);
+    assert_int_equal(bc__loader_check_entry(copy, bc__fatbin_size, t, n, 9, 0, &keep), BC_ERR_DIGEST_MISMATCH);
+    assert_non_null(strstr(last_message(), "sm_90a"));
+    char want[64];
+    snprintf(want, sizeof want, "0x%016llx", (unsigned long long)t[sm90]);
+    assert_non_null(strstr(last_message(), want));
+    assert_int_equal(keep.entries, (int)0xABABABAB); /* written only on success */
+    assert_int_equal(bc__loader_check_entry(copy, bc__fatbin_size, t, n, 10, 0, &c), BC_OK);
+    memcpy(copy, bc__fatbin_bytes, bc__fatbin_size);
+    copy[e100.payload_offset + 8] ^= 0x80; /* inside the sm_100a image */
+    assert_int_equal(bc__loader_check_entry(copy, bc__fatbin_size, t, n, 9, 0, &c), BC_OK);
+    assert_int_equal(bc__loader_check_entry(copy, bc__fatbin_size, t, n, 10, 0, &c), BC_ERR_DIGEST_MISMATCH);
+    memcpy(copy, bc__fatbin_bytes, bc__fatbin_size);
+    copy[e90.header_offset + 1] ^= 1; /* a header byte of the selected entry: the parser or the digest refuses it */
+    if (bc__loader_check_entry(copy, bc__fatbin_size, t, n, 9, 0, &c) == BC_OK)
+        fail_msg("a changed header byte of the selected entry passed the digest");
+    free(copy);
+
+    /* a table of another length, or none */
+    assert_int_equal(bc__loader_check_entry(bc__fatbin_bytes, bc__fatbin_size, t, n - 1, 9, 0, &c),
+                     BC_ERR_DIGEST_MISMATCH);
+    assert_non_null(strstr(last_message(), "different builds"));
+    assert_int_equal(bc__loader_check_entry(bc__fatbin_bytes, bc__fatbin_size, NULL, n, 9, 0, &c),
+                     BC_ERR_INVALID_ARGUMENT);
+    assert_int_equal(bc__loader_check_entry(bc__fatbin_bytes, bc__fatbin_size, t, n, 7, 5, &c),
+                     BC_ERR_UNSUPPORTED_ARCH);
+}
+
 static void test_check_corrupt_and_unsupported(void **state)
 {
     (void)state;
@@ -641,6 +700,7 @@ int main(void)
         cmocka_unit_test(test_cap_and_count),
         cmocka_unit_test(test_trailing_bytes),
         cmocka_unit_test(test_check_digest_mismatch),
+        cmocka_unit_test(test_check_entry_digest),
         cmocka_unit_test(test_check_corrupt_and_unsupported),
         cmocka_unit_test(test_check_entry_limit),
     };
