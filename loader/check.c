@@ -7,15 +7,31 @@
 #include "error.h"
 #include "select.h"
 
+/* The container's entries, at most BC__LOADER_MAX_ENTRIES (more is
+ * corrupt: over the limit). */
+static bc_status parse_container(const uint8_t *buf, size_t len, bc__fatbin_entry *entries, size_t *n)
+{
+    bc_status st = bc__fatbin_parse(buf, len, entries, BC__LOADER_MAX_ENTRIES, n);
+    if (st == BC_ERR_INVALID_ARGUMENT)
+        return BC_FAIL(BC_ERR_FATBIN_CORRUPT, "fatbin", "more than %d entries: over the loader's limit",
+                       BC__LOADER_MAX_ENTRIES);
+    return st;
+}
+
+uint64_t bc__loader_headers_digest(const uint8_t *buf, const bc__fatbin_entry *entries, size_t n)
+{
+    uint64_t h[BC__LOADER_MAX_ENTRIES];
+    for (size_t i = 0; i < n && i < BC__LOADER_MAX_ENTRIES; i++)
+        h[i] = bc__xxh64(buf + entries[i].header_offset, entries[i].header_size, 0);
+    return bc__xxh64(h, (n < BC__LOADER_MAX_ENTRIES ? n : BC__LOADER_MAX_ENTRIES) * sizeof h[0], 0);
+}
+
 static bc_status check_container(const uint8_t *buf, size_t len, int cc_major, int cc_minor, int allow_ptx_jit,
                                  bc__loader_choice *c)
 {
     bc__fatbin_entry entries[BC__LOADER_MAX_ENTRIES];
     size_t n = 0, sel = 0;
-    bc_status st = bc__fatbin_parse(buf, len, entries, BC__LOADER_MAX_ENTRIES, &n);
-    if (st == BC_ERR_INVALID_ARGUMENT)
-        return BC_FAIL(BC_ERR_FATBIN_CORRUPT, "fatbin", "more than %d entries: over the loader's limit",
-                       BC__LOADER_MAX_ENTRIES);
+    bc_status st = parse_container(buf, len, entries, &n);
     if (st)
         return st;
     if (allow_ptx_jit && !bc__any_cubin_runs(entries, n, cc_major, cc_minor)) {
@@ -78,29 +94,74 @@ bc_status bc__loader_check(const uint8_t *buf, size_t len, const uint64_t *expec
     return BC_OK;
 }
 
+/* The selected entry's bytes (its header and payload; a plain cubin's
+ * whole buffer) against the table; fills c->digest. */
+static bc_status check_selected(const uint8_t *buf, const uint64_t *entry_digests, bc__loader_choice *c)
+{
+    const size_t lo = c->plain_cubin ? 0 : c->entry.header_offset;
+    const size_t hi = c->entry.payload_offset + c->entry.payload_size;
+    c->digest = bc__xxh64(buf + lo, hi - lo, 0);
+    if (c->digest != entry_digests[c->index])
+        return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
+                       "entry %d (%s, %zu bytes) hashes to XXH64 0x%016llx; expected 0x%016llx", c->index, c->arch,
+                       hi - lo, (unsigned long long)c->digest, (unsigned long long)entry_digests[c->index]);
+    return BC_OK;
+}
+
 bc_status bc__loader_check_entry(const uint8_t *buf, size_t len, const uint64_t *entry_digests, size_t count,
-                                 int cc_major, int cc_minor, bc__loader_choice *out)
+                                 uint64_t headers_digest, int cc_major, int cc_minor, bc__loader_choice *out)
 {
     if (out == NULL || (buf == NULL && len != 0) || entry_digests == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc__loader_check_entry",
                        "NULL out or digest table, or NULL bytes with length %zu", len);
     bc__loader_choice c;
     memset(&c, 0, sizeof c);
-    bc_status st = check_select(buf, len, cc_major, cc_minor, 0, &c);
+    bc_status st;
+    if (bc__is_elf(buf, len)) { /* one entry, the whole buffer: hashed before its ELF header is trusted */
+        st = bc__cubin_describe(buf, len, &c.entry);
+        if (st)
+            return st;
+        c.plain_cubin = 1, c.entries = 1;
+        bc__fatbin_arch_name(&c.entry, c.arch, sizeof c.arch);
+        if (count != 1)
+            return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
+                           "a plain cubin is one entry; its digest table has %zu (blob and table from different "
+                           "builds)", count);
+        st = check_selected(buf, entry_digests, &c);
+        if (st)
+            return st;
+        size_t sel = 0;
+        st = bc__select_image(&c.entry, 1, cc_major, cc_minor, &sel);
+        if (st)
+            return st;
+        *out = c;
+        return BC_OK;
+    }
+    bc__fatbin_entry entries[BC__LOADER_MAX_ENTRIES];
+    size_t n = 0, sel = 0;
+    st = parse_container(buf, len, entries, &n);
     if (st)
         return st;
-    if ((size_t)c.entries != count)
+    if (n != count)
         return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
-                       "the blob holds %d entries; its digest table %zu (blob and table from different builds)",
-                       c.entries, count);
-    /* a plain cubin is one entry covering the buffer */
-    const size_t lo = c.plain_cubin ? 0 : c.entry.header_offset;
-    const size_t hi = c.entry.payload_offset + c.entry.payload_size;
-    c.digest = bc__xxh64(buf + lo, hi - lo, 0);
-    if (c.digest != entry_digests[c.index])
+                       "the blob holds %zu entries; its digest table %zu (blob and table from different builds)", n,
+                       count);
+    /* every entry header (kind, arch, flags: what selection reads) before any is trusted */
+    const uint64_t hd = bc__loader_headers_digest(buf, entries, n);
+    if (hd != headers_digest)
         return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
-                       "entry %d (%s, %zu bytes) hashes to XXH64 0x%016llx; expected 0x%016llx", c.index, c.arch,
-                       hi - lo, (unsigned long long)c.digest, (unsigned long long)entry_digests[c.index]);
+                       "the %zu entry headers hash to XXH64 0x%016llx; expected 0x%016llx", n,
+                       (unsigned long long)hd, (unsigned long long)headers_digest);
+    st = bc__select_image(entries, n, cc_major, cc_minor, &sel);
+    if (st)
+        return st;
+    c.entry = entries[sel];
+    c.entries = (int)n;
+    c.index = (int)sel;
+    bc__fatbin_arch_name(&c.entry, c.arch, sizeof c.arch);
+    st = check_selected(buf, entry_digests, &c);
+    if (st)
+        return st;
     *out = c;
     return BC_OK;
 }

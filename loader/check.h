@@ -38,16 +38,24 @@ bc_status bc__loader_check(const uint8_t *buf, size_t len, const uint64_t *expec
                            int cc_minor, int allow_ptx_jit, bc__loader_choice *out);
 
 /* The check of a blob whose build recorded one digest per entry (the
- * embedded fatbin): the same parse and image selection as
- * bc__loader_check without PTX, then only the selected entry's bytes, its
- * header and payload, are hashed and must equal entry_digests[index]
- * (BC_ERR_DIGEST_MISMATCH naming the entry and both values). The other
- * entries are bounds-checked by the parse but not read, so a check costs
- * the selected image's bytes rather than the whole blob's. A table whose
- * count differs from the container's entries is BC_ERR_DIGEST_MISMATCH
- * (a blob and a table from different builds). Other errors as
- * bc__loader_check; *out is written only on success. */
+ * embedded fatbin). A container: parsed (every entry's bounds), its entry
+ * headers (what selection reads: kind, arch, flags) hashed and compared
+ * with headers_digest (bc__loader_headers_digest), the image selected as
+ * bc__loader_check does without PTX, then only the selected entry's
+ * header and payload hashed and compared with entry_digests[index]. A
+ * plain cubin: the whole buffer against entry_digests[0] before its ELF
+ * header is used (headers_digest is not read). The other entries' payloads
+ * are bounds-checked but not hashed, so a check costs the selected image's
+ * bytes rather than the whole blob's. A table whose count differs from the
+ * entries is BC_ERR_DIGEST_MISMATCH (blob and table from different
+ * builds), as is any hash that differs (naming the entry and both values).
+ * Other errors as bc__loader_check; *out is written only on success. */
 bc_status bc__loader_check_entry(const uint8_t *buf, size_t len, const uint64_t *entry_digests, size_t count,
-                                 int cc_major, int cc_minor, bc__loader_choice *out);
+                                 uint64_t headers_digest, int cc_major, int cc_minor, bc__loader_choice *out);
+
+/* The digest of a container's entry headers, as the build records it and
+ * bc__loader_check_entry checks it: XXH64 of the array of each header's
+ * XXH64 (n <= BC__LOADER_MAX_ENTRIES entries, in order). */
+uint64_t bc__loader_headers_digest(const uint8_t *buf, const bc__fatbin_entry *entries, size_t n);
 
 #endif

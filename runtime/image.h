@@ -38,12 +38,14 @@ typedef struct bc__image_timing {
  * current. The module is not on the device's list of user modules. */
 bc_status bc__image_load(bc_device *dev, bc__image *img, bc__image_timing *out_timing);
 
-/* The same from a caller-supplied container whose selected entry must
- * hash (XXH64, seed 0) to entry_digests[its index] (entry_count entries;
- * bc__loader_check_entry); buf must stay valid while the module is
- * loaded. Unit tests feed corrupt or foreign containers through it. */
+/* The same from a caller-supplied container whose entry headers must hash
+ * to headers_digest and whose selected entry to entry_digests[its index]
+ * (entry_count entries; bc__loader_check_entry); buf must stay valid while
+ * the module is loaded. Unit tests feed corrupt or foreign containers
+ * through it. */
 bc_status bc__image_load_from(bc_device *dev, bc__image *img, const uint8_t *buf, size_t len,
-                              const uint64_t *entry_digests, size_t entry_count, bc__image_timing *out_timing);
+                              const uint64_t *entry_digests, size_t entry_count, uint64_t headers_digest,
+                              bc__image_timing *out_timing);
 
 /* Unloads the module (if any) and clears *img; leaves bc_last_error() as it
  * was. */

@@ -95,7 +95,7 @@ bc_status bc__module_load(bc_device *dev, const bc__module_args *a, bc_module **
     double t0 = bc__now_us();
     bc__loader_choice c;
     st = a->entry_digests ? bc__loader_check_entry(a->bytes, a->len, a->entry_digests, a->entry_count,
-                                                   dev->info.cc_major, dev->info.cc_minor, &c)
+                                                   a->headers_digest, dev->info.cc_major, dev->info.cc_minor, &c)
                           : bc__loader_check(a->bytes, a->len, a->digest, dev->info.cc_major, dev->info.cc_minor,
                                              a->allow_ptx_jit, &c);
     if (st)

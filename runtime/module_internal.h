@@ -60,7 +60,8 @@ typedef struct bc__module_args {
     size_t len;
     const uint64_t *digest;     /* NULL: no digest check */
     const uint64_t *entry_digests; /* non-NULL (digest NULL, no JIT): the build's digest of each entry, */
-    size_t entry_count;            /* only the selected entry hashed (bc__loader_check_entry) */
+    size_t entry_count;            /* and of the entry headers; only the headers and the selected */
+    uint64_t headers_digest;       /* entry are hashed (bc__loader_check_entry) */
     const char *const *kernels; /* resolved eagerly, each described */
     int kernel_count;
     int allow_ptx_jit;

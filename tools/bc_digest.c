@@ -1,8 +1,10 @@
 /* Build-time tool: writes a C file with the size and XXH64 digest of a
  * fatbin, and the XXH64 of each of its entries (header and payload; a plain
- * cubin is one entry covering the file): build/gen/fatbin_digest.c for the
- * one loader/embedded_blob.S embeds (symbols bc__fatbin_size,
- * bc__fatbin_digest, bc__fatbin_entry_digest[], bc__fatbin_entry_count),
+ * cubin is one entry covering the file), and of its entry headers
+ * (bc__loader_headers_digest): build/gen/fatbin_digest.c for the one
+ * loader/embedded_blob.S embeds (symbols bc__fatbin_size,
+ * bc__fatbin_digest, bc__fatbin_entry_digest[], bc__fatbin_entry_count,
+ * bc__fatbin_headers_digest),
  * or, with SYMBOL, for a user module checked at load (SYMBOL_size, ...).
  * The entries come from the loader's own parser, so the tool refuses what
  * the runtime would refuse.
@@ -58,8 +60,10 @@ int main(int argc, char **argv)
             "const size_t %s_size = %ldu;\n"
             "const uint64_t %s_digest = 0x%016llxull;\n"
             "const size_t %s_entry_count = %zuu;\n"
+            "const uint64_t %s_headers_digest = 0x%016llxull;\n"
             "const uint64_t %s_entry_digest[] = {\n",
-            argv[1], sym, n, sym, (unsigned long long)bc__xxh64(buf, (size_t)n, 0), sym, count, sym);
+            argv[1], sym, n, sym, (unsigned long long)bc__xxh64(buf, (size_t)n, 0), sym, count, sym,
+            (unsigned long long)bc__loader_headers_digest(buf, e, bc__is_elf(buf, (size_t)n) ? 0 : count), sym);
     for (size_t i = 0; i < count; i++) {
         const size_t lo = e[i].header_offset, hi = e[i].payload_offset + e[i].payload_size;
         fprintf(o, "    0x%016llxull, /* entry %zu: bytes %zu..%zu */\n",

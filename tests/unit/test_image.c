@@ -193,8 +193,10 @@ static void test_missing_kernel(void **state)
     size_t len = tiny_fatbin(buf, only_smoke, sizeof only_smoke);
     bc__image img;
     memset(&img, 0xAB, sizeof img);
-    uint64_t entry_digest = bc__xxh64(buf + 16, len - 16, 0); /* the one entry: its header and payload */
-    assert_status(bc__image_load_from(dev, &img, buf, len, &entry_digest, 1, NULL), BC_ERR_MISSING_KERNEL);
+    /* the one entry: its header and payload; the headers digest: XXH64 of the header's XXH64 */
+    uint64_t entry_digest = bc__xxh64(buf + 16, len - 16, 0), hh = bc__xxh64(buf + 16, 64, 0);
+    uint64_t headers = bc__xxh64(&hh, sizeof hh, 0);
+    assert_status(bc__image_load_from(dev, &img, buf, len, &entry_digest, 1, headers, NULL), BC_ERR_MISSING_KERNEL);
     ft_assert_last(BC_ERR_MISSING_KERNEL, "cuModuleGetFunction", CUDA_ERROR_NOT_FOUND);
     bc_error_detail d;
     bc_last_error(&d);
@@ -209,8 +211,9 @@ static void test_missing_kernel(void **state)
     static const char both[] = "\0bc_smoke_checksum\0bc_test_spin\0bc_test_fault";
     len = tiny_fatbin(buf, both, sizeof both);
     bc__image_timing t;
-    entry_digest = bc__xxh64(buf + 16, len - 16, 0);
-    assert_ok(bc__image_load_from(dev, &img, buf, len, &entry_digest, 1, &t));
+    entry_digest = bc__xxh64(buf + 16, len - 16, 0), hh = bc__xxh64(buf + 16, 64, 0);
+    headers = bc__xxh64(&hh, sizeof hh, 0);
+    assert_ok(bc__image_load_from(dev, &img, buf, len, &entry_digest, 1, headers, &t));
     assert_string_equal(img.arch, "sm_75a");
     assert_non_null(img.fn[BC_K_SMOKE]);
     assert_non_null(img.fn[BC_K_SPIN]);
