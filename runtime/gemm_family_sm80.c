@@ -24,7 +24,7 @@
         BC__APPLY(SM80_CONFIG, "128x128", BC_K_GEMM_SM80_128X128, 90, pdl, BC_SM80_CFG_128X128),  \
         BC__APPLY(SM80_CONFIG, "64x64", BC_K_GEMM_SM80_64X64, 55, pdl, BC_SM80_CFG_64X64),        \
         BC__APPLY(SM80_CONFIG, "64x32", BC_K_GEMM_SM80_64X32, 30, pdl, BC_SM80_CFG_64X32),        \
-        BC__APPLY(SM80_CONFIG, "32x32", BC_K_GEMM_SM80_32X32, 24, pdl, BC_SM80_CFG_32X32),        \
+        BC__APPLY(SM80_CONFIG, "32x32", BC_K_GEMM_SM80_32X32, 17, pdl, BC_SM80_CFG_32X32),        \
     }
 static const bc__gemm_config configs[] = SM80_CONFIGS(0);
 static const bc__gemm_config configs_sm90a[] = SM80_CONFIGS(1);
