@@ -94,52 +94,14 @@ bc_status bc__loader_check(const uint8_t *buf, size_t len, const uint64_t *expec
     return BC_OK;
 }
 
-/* The selected entry's bytes (its header and payload; a plain cubin's
- * whole buffer) against the table; fills c->digest. */
-static bc_status check_selected(const uint8_t *buf, const uint64_t *entry_digests, bc__loader_choice *c)
+/* bc__loader_check_entry for a container: parse, the headers' digest,
+ * selection, then the selected entry's digest. */
+static bc_status check_container_entry(const uint8_t *buf, size_t len, const uint64_t *entry_digests, size_t count,
+                                       uint64_t headers_digest, int cc_major, int cc_minor, bc__loader_choice *c)
 {
-    const size_t lo = c->plain_cubin ? 0 : c->entry.header_offset;
-    const size_t hi = c->entry.payload_offset + c->entry.payload_size;
-    c->digest = bc__xxh64(buf + lo, hi - lo, 0);
-    if (c->digest != entry_digests[c->index])
-        return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
-                       "entry %d (%s, %zu bytes) hashes to XXH64 0x%016llx; expected 0x%016llx", c->index, c->arch,
-                       hi - lo, (unsigned long long)c->digest, (unsigned long long)entry_digests[c->index]);
-    return BC_OK;
-}
-
-bc_status bc__loader_check_entry(const uint8_t *buf, size_t len, const uint64_t *entry_digests, size_t count,
-                                 uint64_t headers_digest, int cc_major, int cc_minor, bc__loader_choice *out)
-{
-    if (out == NULL || (buf == NULL && len != 0) || entry_digests == NULL)
-        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc__loader_check_entry",
-                       "NULL out or digest table, or NULL bytes with length %zu", len);
-    bc__loader_choice c;
-    memset(&c, 0, sizeof c);
-    bc_status st;
-    if (bc__is_elf(buf, len)) { /* one entry, the whole buffer: hashed before its ELF header is trusted */
-        st = bc__cubin_describe(buf, len, &c.entry);
-        if (st)
-            return st;
-        c.plain_cubin = 1, c.entries = 1;
-        bc__fatbin_arch_name(&c.entry, c.arch, sizeof c.arch);
-        if (count != 1)
-            return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
-                           "a plain cubin is one entry; its digest table has %zu (blob and table from different "
-                           "builds)", count);
-        st = check_selected(buf, entry_digests, &c);
-        if (st)
-            return st;
-        size_t sel = 0;
-        st = bc__select_image(&c.entry, 1, cc_major, cc_minor, &sel);
-        if (st)
-            return st;
-        *out = c;
-        return BC_OK;
-    }
     bc__fatbin_entry entries[BC__LOADER_MAX_ENTRIES];
     size_t n = 0, sel = 0;
-    st = parse_container(buf, len, entries, &n);
+    bc_status st = parse_container(buf, len, entries, &n);
     if (st)
         return st;
     if (n != count)
@@ -155,11 +117,43 @@ bc_status bc__loader_check_entry(const uint8_t *buf, size_t len, const uint64_t 
     st = bc__select_image(entries, n, cc_major, cc_minor, &sel);
     if (st)
         return st;
-    c.entry = entries[sel];
-    c.entries = (int)n;
-    c.index = (int)sel;
-    bc__fatbin_arch_name(&c.entry, c.arch, sizeof c.arch);
-    st = check_selected(buf, entry_digests, &c);
+    c->entry = entries[sel], c->entries = (int)n, c->index = (int)sel;
+    bc__fatbin_arch_name(&c->entry, c->arch, sizeof c->arch);
+    const size_t lo = c->entry.header_offset, bytes = c->entry.payload_offset + c->entry.payload_size - lo;
+    c->digest = bc__xxh64(buf + lo, bytes, 0);
+    if (c->digest != entry_digests[sel])
+        return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
+                       "entry %zu (%s, %zu bytes) hashes to XXH64 0x%016llx; expected 0x%016llx", sel, c->arch,
+                       bytes, (unsigned long long)c->digest, (unsigned long long)entry_digests[sel]);
+    return BC_OK;
+}
+
+bc_status bc__loader_check_entry(const uint8_t *buf, size_t len, const uint64_t *entry_digests, size_t count,
+                                 uint64_t headers_digest, int cc_major, int cc_minor, bc__loader_choice *out)
+{
+    if (out == NULL || (buf == NULL && len != 0) || entry_digests == NULL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc__loader_check_entry",
+                       "NULL out or digest table, or NULL bytes with length %zu", len);
+    bc__loader_choice c;
+    memset(&c, 0, sizeof c);
+    if (!bc__is_elf(buf, len)) {
+        bc_status st = check_container_entry(buf, len, entry_digests, count, headers_digest, cc_major, cc_minor, &c);
+        if (st)
+            return st;
+        *out = c;
+        return BC_OK;
+    }
+    /* a plain cubin: one entry, the whole buffer, hashed before its ELF header is read */
+    if (count != 1)
+        return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
+                       "a plain cubin is one entry; its digest table has %zu (blob and table from different builds)",
+                       count);
+    c.digest = bc__xxh64(buf, len, 0);
+    if (c.digest != entry_digests[0])
+        return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
+                       "the %zu-byte cubin hashes to XXH64 0x%016llx; expected 0x%016llx", len,
+                       (unsigned long long)c.digest, (unsigned long long)entry_digests[0]);
+    bc_status st = check_select(buf, len, cc_major, cc_minor, 0, &c);
     if (st)
         return st;
     *out = c;
