@@ -171,6 +171,19 @@ static void test_plain_cubin_selection(void **state)
     assert_int_equal(check(&f, NULL, 8, 6, 0, &c), BC_ERR_UNSUPPORTED_ARCH);
     assert_non_null(strstr(last_message(), "sm_90"));
     assert_int_equal(check(&f, NULL, 10, 0, 1, &c), BC_ERR_UNSUPPORTED_ARCH); /* no PTX in a cubin */
+    /* the per-entry check: a plain cubin is one entry, the whole file (the committed digest) */
+    bc__loader_choice e;
+    assert_int_equal(bc__loader_check_entry(f.p, f.len, &dg, 1, 0, 9, 0, &e), BC_OK);
+    assert_true(e.plain_cubin);
+    assert_string_equal(e.arch, "sm_90");
+    assert_int_equal(e.digest, DIGEST_CUBIN);
+    memset(&e, 0xAB, sizeof e);
+    assert_int_equal(bc__loader_check_entry(f.p, f.len, &wrong, 1, 0, 9, 0, &e), BC_ERR_DIGEST_MISMATCH);
+    assert_non_null(strstr(last_message(), "cubin"));
+    assert_int_equal(e.entries, (int)0xABABABAB); /* written only on success */
+    assert_int_equal(bc__loader_check_entry(f.p, f.len, &dg, 2, 0, 9, 0, &e), BC_ERR_DIGEST_MISMATCH);
+    assert_non_null(strstr(last_message(), "different builds"));
+    assert_int_equal(bc__loader_check_entry(f.p, f.len, &dg, 1, 0, 8, 6, &e), BC_ERR_UNSUPPORTED_ARCH);
     free(f.p);
 }
 
