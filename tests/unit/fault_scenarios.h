@@ -184,11 +184,16 @@ static void open_pair(outcome *o, bc_device **a, bc_device **b)
     STEP(o, bc_device_open(&cfg, b));
 }
 
-static bc_gemm_desc small_desc(bc_devptr a, bc_devptr b, bc_devptr d)
+/* A 64^3 GEMM's operands, three 8 KiB blocks of dev's arena, and its
+ * descriptor over them. */
+static bc_gemm_desc small_gemm(outcome *o, bc_device *dev, bc_devptr *a, bc_devptr *b, bc_devptr *d)
 {
+    STEP(o, bc_mem_alloc(dev, 8192, a));
+    STEP(o, bc_mem_alloc(dev, 8192, b));
+    STEP(o, bc_mem_alloc(dev, 8192, d));
     bc_gemm_desc g;
     bc_gemm_desc_default(&g);
-    g.m = g.n = g.k = 64, g.a = a, g.b = b, g.d = d;
+    g.m = g.n = g.k = 64, g.a = *a, g.b = *b, g.d = *d;
     return g;
 }
 
@@ -201,11 +206,8 @@ static void sc_plan_launch(outcome *o)
     bc_gemm_plan *p1 = NULL, *p2 = NULL;
     open_pair(o, &dev, &other);
     STEP(o, bc_stream_create(dev, 0, &s, NULL));
-    STEP(o, bc_mem_alloc(dev, 8192, &a));
-    STEP(o, bc_mem_alloc(dev, 8192, &b));
-    STEP(o, bc_mem_alloc(dev, 8192, &d));
+    bc_gemm_desc g = small_gemm(o, dev, &a, &b, &d);
     STEP(o, bc_mem_alloc(other, 8192, &fd));
-    bc_gemm_desc g = small_desc(a, b, d);
     STEP(o, bc_gemm_plan_create(dev, &g, &p1));
     g.d = fd;
     STEP(o, bc_gemm_plan_create(dev, &g, &p2));
@@ -236,11 +238,8 @@ static void sc_graph(outcome *o)
     bc_graph *g1 = NULL, *g2 = NULL;
     STEP(o, bc_device_open(&cfg, &dev));
     STEP(o, bc_stream_create(dev, 0, &s, NULL));
-    STEP(o, bc_mem_alloc(dev, 8192, &a));
-    STEP(o, bc_mem_alloc(dev, 8192, &b));
-    STEP(o, bc_mem_alloc(dev, 8192, &d));
+    bc_gemm_desc gd = small_gemm(o, dev, &a, &b, &d);
     STEP(o, bc_mem_alloc(dev, 8192, &d2));
-    bc_gemm_desc gd = small_desc(a, b, d);
     STEP(o, bc_gemm_plan_create(dev, &gd, &p));
     const bc_gemm_plan *plans[2] = {p, p};
     STEP(o, bc_graph_create(s, plans, 2, &g1));
