@@ -1,6 +1,6 @@
 /* Unit tests of the fatbin parser (loader/fatbin.c) and of the loader's
- * checks that come before any driver call (loader/check.c: digest, parse,
- * selection). No
+ * checks that come before any driver call (loader/check.c: parse and
+ * selection; the embedded blob's digests are test_embedded_check.c's). No
  * driver is installed: a test that reached the driver would crash on the
  * NULL table, which is itself part of what these tests prove.
  *
@@ -27,9 +27,6 @@
 extern const uint8_t bc__fatbin_bytes[];
 extern const size_t bc__fatbin_size;
 extern const uint64_t bc__fatbin_digest;
-extern const uint64_t bc__fatbin_entry_digest[];
-extern const size_t bc__fatbin_entry_count;
-extern const uint64_t bc__fatbin_headers_digest;
 
 #define CAP 64
 
@@ -553,116 +550,6 @@ static void test_trailing_bytes(void **state)
 
 /* ------------------------------------------- loader checks before the driver */
 
-static void test_check_digest_mismatch(void **state)
-{
-    (void)state;
-    bc__loader_choice c;
-    memset(&c, 0xAB, sizeof c);
-    const uint64_t wrong = bc__fatbin_digest ^ 1;
-    bc_status st = bc__loader_check(bc__fatbin_bytes, bc__fatbin_size, &wrong, 9, 0, 0, &c);
-    assert_int_equal(st, BC_ERR_DIGEST_MISMATCH);
-    char want[64];
-    snprintf(want, sizeof want, "0x%016llx", (unsigned long long)wrong);
-    assert_non_null(strstr(last_message(), want));
-    snprintf(want, sizeof want, "0x%016llx", (unsigned long long)bc__fatbin_digest);
-    assert_non_null(strstr(last_message(), want));
-    assert_int_equal(c.entries, (int)0xABABABAB); /* written only on success */
-    /* the right digest, or none, selects the sm_90a image and reports the digest */
-    assert_int_equal(bc__loader_check(bc__fatbin_bytes, bc__fatbin_size, &bc__fatbin_digest, 9, 0, 0, &c), BC_OK);
-    assert_string_equal(c.arch, "sm_90a");
-    assert_int_equal(c.digest, bc__fatbin_digest);
-    assert_int_equal(c.jit, 0);
-    assert_int_equal(c.plain_cubin, 0);
-    assert_int_equal(bc__loader_check(bc__fatbin_bytes, bc__fatbin_size, NULL, 10, 3, 1, &c), BC_OK);
-    assert_string_equal(c.arch, "sm_103a");
-}
-
-/* The embedded blob's check: the entry headers (what selection reads) and
- * the selected entry are hashed, against the build's digests. A flipped
- * byte in the selected image is refused, naming the entry; one in the
- * payload of an image this device does not load is not read (and is
- * refused on the device that loads it); a changed arch or flags field of
- * any entry is refused on every device, before it can steer selection. */
-static void test_check_entry_digest(void **state)
-{
-    (void)state;
-    bc__loader_choice c;
-    const uint64_t *t = bc__fatbin_entry_digest, hd = bc__fatbin_headers_digest;
-    const size_t n = bc__fatbin_entry_count;
-    assert_int_equal(bc__loader_check_entry(bc__fatbin_bytes, bc__fatbin_size, t, n, hd, 9, 0, &c), BC_OK);
-    assert_string_equal(c.arch, "sm_90a");
-    assert_int_equal(c.entries, (int)n);
-    assert_int_equal(c.digest, t[c.index]);
-    const int sm90 = c.index;
-    const bc__fatbin_entry e90 = c.entry;
-    assert_int_equal(bc__loader_check_entry(bc__fatbin_bytes, bc__fatbin_size, t, n, hd, 10, 0, &c), BC_OK);
-    assert_string_equal(c.arch, "sm_100a");
-    assert_true(c.index != sm90);
-    const bc__fatbin_entry e100 = c.entry;
-
-    /* the build's blob is one container whose entries tile it: header, then each entry's header and
-     * payload back to back (read from the bytes here, not from the parser) */
-    size_t at = 16, k = 0;
-    while (at < bc__fatbin_size && k < n) {
-        uint32_t hs;
-        uint64_t ps;
-        memcpy(&hs, bc__fatbin_bytes + at + 4, 4);
-        memcpy(&ps, bc__fatbin_bytes + at + 8, 8);
-        at += hs + ps, k++;
-    }
-    assert_int_equal(at, bc__fatbin_size);
-    assert_int_equal(k, n);
-
-    uint8_t *copy = malloc(bc__fatbin_size);
-    assert_non_null(copy);
-    memcpy(copy, bc__fatbin_bytes, bc__fatbin_size);
-    copy[e90.payload_offset + e90.payload_size / 2] ^= 1; /* inside the sm_90a image */
-    bc__loader_choice keep;
-    memset(&keep, 0xAB, sizeof keep);
-    assert_int_equal(bc__loader_check_entry(copy, bc__fatbin_size, t, n, hd, 9, 0, &keep), BC_ERR_DIGEST_MISMATCH);
-    assert_non_null(strstr(last_message(), "sm_90a"));
-    char want[64];
-    snprintf(want, sizeof want, "0x%016llx", (unsigned long long)t[sm90]);
-    assert_non_null(strstr(last_message(), want));
-    assert_int_equal(keep.entries, (int)0xABABABAB); /* written only on success */
-    assert_int_equal(bc__loader_check_entry(copy, bc__fatbin_size, t, n, hd, 10, 0, &c), BC_OK);
-    memcpy(copy, bc__fatbin_bytes, bc__fatbin_size);
-    copy[e100.payload_offset + 8] ^= 0x80; /* inside the sm_100a image */
-    assert_int_equal(bc__loader_check_entry(copy, bc__fatbin_size, t, n, hd, 9, 0, &c), BC_OK);
-    assert_int_equal(bc__loader_check_entry(copy, bc__fatbin_size, t, n, hd, 10, 0, &c), BC_ERR_DIGEST_MISMATCH);
-
-    /* selection's inputs in another entry's header: its arch (+0x1c) and its 'a' flag (+0x28, bit 20) */
-    static const struct {
-        size_t off;
-        uint8_t mask;
-    } flips[] = {{0x1c, 1}, {0x28 + 2, 0x10}};
-    for (size_t f = 0; f < sizeof flips / sizeof flips[0]; f++) {
-        memcpy(copy, bc__fatbin_bytes, bc__fatbin_size);
-        copy[e100.header_offset + flips[f].off] ^= flips[f].mask;
-        for (int major = 9; major <= 10; major++) {
-            memset(&keep, 0xAB, sizeof keep);
-            const bc_status st = bc__loader_check_entry(copy, bc__fatbin_size, t, n, hd, major, 0, &keep);
-            if (st != BC_ERR_DIGEST_MISMATCH)
-                fail_msg("sm_100a header byte +0x%zx changed: cc %d.0 got %d, want a digest mismatch", flips[f].off,
-                         major, (int)st);
-            assert_non_null(strstr(last_message(), "entry headers"));
-            assert_int_equal(keep.entries, (int)0xABABABAB);
-        }
-    }
-    free(copy);
-
-    /* a table of another length, another headers digest, or none */
-    assert_int_equal(bc__loader_check_entry(bc__fatbin_bytes, bc__fatbin_size, t, n - 1, hd, 9, 0, &c),
-                     BC_ERR_DIGEST_MISMATCH);
-    assert_non_null(strstr(last_message(), "different builds"));
-    assert_int_equal(bc__loader_check_entry(bc__fatbin_bytes, bc__fatbin_size, t, n, hd ^ 1, 9, 0, &c),
-                     BC_ERR_DIGEST_MISMATCH);
-    assert_int_equal(bc__loader_check_entry(bc__fatbin_bytes, bc__fatbin_size, NULL, n, hd, 9, 0, &c),
-                     BC_ERR_INVALID_ARGUMENT);
-    assert_int_equal(bc__loader_check_entry(bc__fatbin_bytes, bc__fatbin_size, t, n, hd, 7, 5, &c),
-                     BC_ERR_UNSUPPORTED_ARCH);
-}
-
 static void test_check_corrupt_and_unsupported(void **state)
 {
     (void)state;
@@ -729,8 +616,6 @@ int main(void)
         cmocka_unit_test(test_identifier_and_options_in_header),
         cmocka_unit_test(test_cap_and_count),
         cmocka_unit_test(test_trailing_bytes),
-        cmocka_unit_test(test_check_digest_mismatch),
-        cmocka_unit_test(test_check_entry_digest),
         cmocka_unit_test(test_check_corrupt_and_unsupported),
         cmocka_unit_test(test_check_entry_limit),
     };
