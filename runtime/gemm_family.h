@@ -1,6 +1,6 @@
 /* Internal: the GEMM families. Each kernel family (one kernel source, one
  * image or more) brings a table: its configurations with their rule
- * weights, the split-K exchange cost, and the devices it serves. The plan's
+ * weights and split-K exchange costs, and the devices it serves. The plan's
  * rule (gemm_plan.c) walks these tables and knows no family by name; a new
  * family is a new table here plus its kernel file. */
 #ifndef BC_RUNTIME_GEMM_FAMILY_H
@@ -26,7 +26,6 @@ typedef struct bc__gemm_family {
     const char *name;                /* for messages: "sm_90a wgmma" */
     const bc__gemm_config *configs;  /* the rule's order: ties go to the earlier */
     size_t count;
-    uint32_t split_cost_kb;          /* the rule's cost of a split-K exchange, in k-blocks */
     const bc__gemm_arch *archs;
     size_t arch_count;
 } bc__gemm_family;

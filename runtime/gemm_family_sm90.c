@@ -11,8 +11,8 @@
  * in one GPC each: 32 clusters of 4 ran as two waves). */
 #define BC_SM90_SKINNY_SPLIT_COST_KB 4u
 #define BC_SM90_SKINNY_WAVE_PCT 75u
-/* 0 would mean "the family's" (bc__gemm_config.split_cost_kb), which fit_rule.py does not mirror */
-_Static_assert(BC_SM90_SKINNY_SPLIT_COST_KB > 0, "a skinny split cost of 0 reads as the family's");
+/* The other split-K tiles' exchange, in k-blocks (measured). */
+#define BC_SPLIT_COST_KB 24u
 
 #define SM90_CONFIG(nm, id, w, cons, bn_, stages, ks, ar)                                          \
     {                                                                                              \
@@ -20,7 +20,7 @@ _Static_assert(BC_SM90_SKINNY_SPLIT_COST_KB > 0, "a skinny split cost of 0 reads
         .threads = BC_SM90_THREADS(cons), .smem_bytes = BC_SM90_SMEM_BYTES(cons, bn_, stages, ar), \
         .a_rows = (ar), .max_m = (ar) < 64u * (cons) ? (ar) : 0u,                                  \
         .weight_pct = (w), .tma = 1, .tma_store = !(ks), .split = (ks), .persistent = !(ks),       \
-        .pdl = 1, .split_cost_kb = (ar) < 64u * (cons) ? BC_SM90_SKINNY_SPLIT_COST_KB : 0u,          \
+        .pdl = 1, .split_cost_kb = (ar) < 64u * (cons) ? BC_SM90_SKINNY_SPLIT_COST_KB : BC_SPLIT_COST_KB, \
         .cluster_wave_pct = (ar) < 64u * (cons) ? BC_SM90_SKINNY_WAVE_PCT : 0u,                    \
         .kernel = {{id, id, id}, {id, id, id}},                                                   \
     }
@@ -46,7 +46,6 @@ const bc__gemm_family bc__gemm_family_sm90 = {
     .name = "sm_90a wgmma",
     .configs = configs,
     .count = sizeof configs / sizeof configs[0],
-    .split_cost_kb = 24, /* measured */
     .archs = archs,
     .arch_count = sizeof archs / sizeof archs[0],
 };

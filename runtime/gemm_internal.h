@@ -24,7 +24,7 @@ typedef struct bc__gemm_config {
     int pdl;                 /* the kernel waits for the previous grid (griddepcontrol.wait) */
     uint32_t max_m;          /* 0: any M; else a skinny-M kernel, only for M <= max_m */
     uint32_t a_rows;         /* rows of A a stage loads (the A tensor map's box) */
-    uint32_t split_cost_kb;  /* 0: the family's split-K exchange cost; else this configuration's */
+    uint32_t split_cost_kb;  /* split-K: the rule's cost of the exchange, in k-blocks */
     uint32_t cluster_wave_pct; /* 0: a split wave fills every SM; else the % of SMs its clusters fill at once */
     bc__kernel_id kernel[2][3]; /* [ab_type][d_type] */
 } bc__gemm_config;

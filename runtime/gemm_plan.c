@@ -79,24 +79,22 @@ static uint32_t split_options(const bc__gemm_config *c, uint32_t want, uint32_t 
     return n;
 }
 
-/* The rule's cost of configuration c of family f with K split S ways for
+/* The rule's cost of configuration c with K split S ways for
  * an M x N x K problem on `sms` SMs: its waves (rounds of one CTA per SM;
  * a split configuration with cluster_wave_pct fits only that share of the
  * SMs' CTAs in a round) times the time of one CTA, modelled as the tile's
- * area times its k-blocks (plus the split-K exchange cost, the
- * configuration's own or the family's) over the configuration's relative
+ * area times its k-blocks (plus the configuration's split-K exchange
+ * cost) over the configuration's relative
  * throughput (weight). Integer arithmetic, so the
  * choice is the same on every host. */
-static uint64_t rule_cost(const bc__gemm_family *f, const bc__gemm_config *c, uint32_t s, const bc_gemm_desc *d,
-                          uint32_t sms)
+static uint64_t rule_cost(const bc__gemm_config *c, uint32_t s, const bc_gemm_desc *d, uint32_t sms)
 {
     const uint64_t ctas = (uint64_t)ceil_div((uint64_t)d->m, c->bm) * ceil_div((uint64_t)d->n, c->bn) * s;
     uint64_t wave = s > 1 && c->cluster_wave_pct ? (uint64_t)sms * c->cluster_wave_pct / 100u : sms;
     wave = wave ? wave : 1;
     const uint64_t waves = (ctas + wave - 1) / wave;
     const uint64_t kb = ceil_div((uint64_t)d->k, c->bk);
-    const uint64_t xchg = c->split_cost_kb ? c->split_cost_kb : f->split_cost_kb;
-    const uint64_t work = (kb + s - 1) / s + (s > 1 ? xchg : 0);
+    const uint64_t work = (kb + s - 1) / s + (s > 1 ? c->split_cost_kb : 0);
     return waves * c->bm * c->bn * work * 100u / c->weight_pct;
 }
 
@@ -171,7 +169,7 @@ static void rule_pick(const bc__gemm_family *f, const bc__gemm_config *named, co
         uint32_t opts[3];
         const uint32_t n = split_options(c, d->split_k, ceil_div((uint64_t)d->k, c->bk), opts);
         for (uint32_t j = 0; j < n; j++) {
-            const uint64_t cost = rule_cost(f, c, opts[j], d, (uint32_t)dev->info.sm_count);
+            const uint64_t cost = rule_cost(c, opts[j], d, (uint32_t)dev->info.sm_count);
             if (rule_better(c, cost, *best_c, *best))
                 *best_c = c, *best_s = opts[j], *best = cost;
         }

@@ -91,8 +91,7 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
         cfgs.append(cfg)
     if not cfgs:
         raise ValueError(f"no SM90_CONFIG entries in {plan_c}")
-    m = re.search(r"\.split_cost_kb\s*=\s*(\d+)", plan)
-    split_cost = int(m.group(1)) if m else define(plan, "BC_SPLIT_COST_KB")
+    split_cost = define(plan, "BC_SPLIT_COST_KB")
     return {"configs": cfgs, "split_cost": split_cost, "max_split": define(plan, "BC_MAX_SPLIT_K"),
             "bk": bk, "extra": {"tile_kb": 0, "c_kb": 0, "f32_kb": 0}}
 
