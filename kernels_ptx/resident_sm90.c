@@ -63,10 +63,21 @@ typedef struct res_ctl {
     uint64_t syncs;      /* grid barriers and arrivals so far */
     uint64_t step_word;  /* the last step word read (CTAs other than 0) */
     uint64_t idle_since; /* globaltimer when the last step ended */
+#ifdef BC_RES_TRACE
+    uint64_t tr_sync, tr_step; /* diagnostic builds: read by the hooks of trace.h */
+#endif
 } res_ctl;
 typedef __attribute__((address_space(3))) res_ctl res_ctl_s;
 
 _Static_assert(sizeof(res_ctl) <= BC_RESIDENT_SMEM_EXTRA - 96 * BC_RESIDENT_MAX_OPS, "resident control block");
+#ifdef BC_RES_TRACE
+_Static_assert(__builtin_offsetof(res_ctl, tr_sync) + 96 * BC_RESIDENT_MAX_OPS == BC_TRACE_CTL &&
+                   __builtin_offsetof(res_ctl, tr_step) == __builtin_offsetof(res_ctl, tr_sync) + 8,
+               "trace.h reads tr_sync and tr_step there");
+#define BC__TRACE_RES , 1
+#else
+#define BC__TRACE_RES
+#endif
 /* the epilogue reads its parameters in place from the shared copy */
 _Static_assert(__builtin_offsetof(bc_resident_opinfo, d) == __builtin_offsetof(bc_epi, d) &&
                    __builtin_offsetof(bc_resident_opinfo, c) == __builtin_offsetof(bc_epi, c) &&
@@ -81,6 +92,12 @@ _Static_assert(__builtin_offsetof(bc_resident_opinfo, d) == __builtin_offsetof(b
                "bc_resident_opinfo must begin with bc_epi's fields");
 
 #define RES_SLEEP_MIN_NS 256u
+
+#ifdef BC_RES_TRACE /* diagnostic builds only: kernels_ptx/trace.h */
+#define RES_TRACE(sync, step, ev) bc_trace_at(sync, step, ev)
+#else
+#define RES_TRACE(sync, step, ev) ((void)0)
+#endif
 
 /* Where the resident part of shared memory starts: after the barriers. */
 BC_DEVICE uint32_t res_smem(sm90_shape g, uint32_t base) { return sm90_empty(g, base, g.stages); }
@@ -149,14 +166,17 @@ BC_DEVICE void res_publish_stores(uint32_t tid)
 }
 
 /* A grid-wide barrier (every thread of every CTA). */
-BC_DEVICE void res_grid_sync(res_ctl_s *ctl, uint64_t sync, uint32_t tid)
+BC_DEVICE void res_grid_sync(res_ctl_s *ctl, uint64_t sync, uint32_t tev, uint32_t tid)
 {
     res_publish_stores(tid);
+    if (tid == 128u)
+        RES_TRACE(sync, ctl->word, tev + 1u);
     if (tid == 0) {
         const uint64_t target = ++ctl->syncs * bc_nctaid_x();
         bc_red_release_gpu_add_u64(sync + BC_RESIDENT_SYNC_ARRIVE, 1);
         while (bc_ld_acquire_gpu_u64(sync + BC_RESIDENT_SYNC_ARRIVE) < target) {
         }
+        RES_TRACE(sync, ctl->word, tev + 2u);
     }
     bc_syncthreads_divergent();
     if (tid == 0)
@@ -168,6 +188,8 @@ BC_DEVICE void res_grid_sync(res_ctl_s *ctl, uint64_t sync, uint32_t tid)
 BC_DEVICE void res_finish_step(res_ctl_s *ctl, uint64_t sync, uint64_t done, uint32_t sys_release, uint32_t tid)
 {
     res_publish_stores(tid);
+    if (tid == 128u)
+        RES_TRACE(sync, ctl->word, 26u);
     if (tid != 0)
         return;
     const uint64_t step = ctl->word & BC_RESIDENT_SEQ_MASK;
@@ -176,9 +198,11 @@ BC_DEVICE void res_finish_step(res_ctl_s *ctl, uint64_t sync, uint64_t done, uin
         bc_red_release_sys_add_u64(sync + BC_RESIDENT_SYNC_ARRIVE, 1);
     else
         bc_red_release_gpu_add_u64(sync + BC_RESIDENT_SYNC_ARRIVE, 1);
+    RES_TRACE(sync, step, 27u);
     if (bc_ctaid_x() == 0) {
         while (bc_ld_acquire_gpu_u64(sync + BC_RESIDENT_SYNC_ARRIVE) < target) {
         }
+        RES_TRACE(sync, step, 28u);
         bc_st_release_sys_u64(done, step);
     }
     ctl->seen = step;
@@ -253,9 +277,12 @@ BC_DEVICE void res_load_a_late(sm90_shape g, uint64_t tmap_a, bc_tile tile, uint
 
 /* This thread's part of the GEMM tiles of phase [j0, j1). */
 BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, uint32_t j0, uint32_t j1,
-                              uint32_t tiles, res_state *s, res_early early, uint32_t tid)
+                              uint32_t tiles, res_state *s, res_early early, uint64_t sync, uint32_t tev,
+                              uint32_t tid)
 {
     const uint32_t wg = tid / 128u;
+    BC_TRACE_G(g, base, 33u, 128u);
+    BC_TRACE_G(g, base, 39u, 0u);
     if (wg == 0 && tid != 0)
         return;
     for (uint32_t t = bc_ctaid_x(); t < tiles; t += bc_nctaid_x()) {
@@ -268,17 +295,35 @@ BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, uin
         const bc_epi *e = (const bc_epi *)op;
         if (wg == 0) {
             res_load_a_late(g, maps, tile, base, early); /* the first tile's stages loaded early, if any */
+            if (t == bc_ctaid_x())
+                BC_TRACE_G(g, base, 40u, 0u);
             sm90_produce_tile(g, maps, maps + 128u, maps + 512u, e, tile, early.kbs, op->k_blocks, base,
                               op->d_type == BC_OUT_F32 ? 4u : 2u, &s->stage, &s->phase);
+            if (t == bc_ctaid_x())
+                RES_TRACE(sync, res_ctl_of(g, base)->word, tev + 5u);
             early.kbs = 0;
             continue;
         }
         const uint32_t c = wg - 1u;
         float acc[128]; /* per tile: its old values are dead between tiles */
         bc_sm90_epi_at at = {0, 0, sm90_epi_buf(g, base, c), SM90_BAR_EPI0 + c, tid % 128u, maps + 256u,
-                             c, sm90_stage(g, base, 0), 0, BC_SM90_STAGE_BYTES(g.ar, g.bn), g.stages};
+                             c, sm90_stage(g, base, 0), 0, BC_SM90_STAGE_BYTES(g.ar, g.bn), g.stages
+#ifdef BC_RES_TRACE
+                             , res_smem(g, base)
+#endif
+        };
+        if (t == bc_ctaid_x())
+            BC_TRACE_G(g, base, 34u, 128u);
+#ifdef BC_RES_TRACE
+        if (t == bc_ctaid_x() && tid == 128u) {
+            bc_mbar_wait(sm90_full(g, base, s->stage), bc_ring_full_parity(s->phase));
+            RES_TRACE(sync, res_ctl_of(g, base)->word, tev + 3u);
+        }
+#endif
         sm90_consume_tile(g, e, acc, &at, tile, 0, op->k_blocks, base, c, op->ab_type == 1, (int)op->d_type,
                           &s->stage, &s->phase, &s->seq);
+        if (t == bc_ctaid_x() && tid == 128u)
+            RES_TRACE(sync, res_ctl_of(g, base)->word, tev + 4u);
     }
 }
 
@@ -286,16 +331,22 @@ BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, uin
 BC_DEVICE void res_step(sm90_shape g, uint64_t program, uint32_t base, uint32_t nops, uint64_t sync, res_state *s,
                         res_ctl_s *ctl, uint32_t tid)
 {
+    BC_TRACE_G(g, base, 32u, 128u);
+    BC_TRACE_G(g, base, 38u, 0u);
     if (tid == 0) /* the loads below read what the host copied in, or the last step stored */
         bc_fence_proxy_async_global();
-    for (uint32_t j0 = 0, j1; j0 < nops; j0 = j1) {
+    if (tid == 0)
+        RES_TRACE(sync, ctl->word, 20u);
+    for (uint32_t j0 = 0, j1, tev = 2u; j0 < nops; j0 = j1, tev = tev < 20u ? tev + 6u : tev) {
         for (j1 = j0 + 1; j1 < nops && !res_info(g, base, j1)->barrier; j1++) {
         }
         res_early early = {0, 0};
         if (res_info(g, base, j0)->barrier) {
             if (tid == 0)
                 early = res_load_b_early(g, program, base, j0, j1, s);
-            res_grid_sync(ctl, sync, tid);
+            if (tid == 0)
+                RES_TRACE(sync, ctl->word, tev);
+            res_grid_sync(ctl, sync, tev, tid);
         }
         uint32_t tiles = 0;
         for (uint32_t j = j0; j < j1; j++) {
@@ -306,7 +357,7 @@ BC_DEVICE void res_step(sm90_shape g, uint64_t program, uint32_t base, uint32_t 
                 tiles = op->phase_tiles;
         }
         if (tiles)
-            res_gemm_tiles(g, program, base, j0, j1, tiles, s, early, tid);
+            res_gemm_tiles(g, program, base, j0, j1, tiles, s, early, sync, tev, tid);
     }
 }
 
@@ -373,10 +424,18 @@ BC_DEVICE void res_kernel(sm90_shape g, uint64_t program, uint64_t sync, uint64_
     res_state s = {0, 0, 0};
     res_ctl_s *ctl = res_ctl_of(g, base);
     for (;;) {
-        if (tid == 0)
+        if (tid == 0) {
             res_next_step(ctl, doorbell, sync, spin_ns, max_sleep_ns);
+            RES_TRACE(sync, ctl->word, 0u);
+#ifdef BC_RES_TRACE
+            ctl->tr_sync = sync;
+            ctl->tr_step = ctl->word;
+#endif
+        }
         bc_syncthreads_divergent();
         const uint64_t v = ctl->word;
+        if (tid == 128u)
+            RES_TRACE(sync, v, 1u);
         if ((v & BC_RESIDENT_SEQ_MASK) != ctl->seen) {
             res_step(g, program, base, nops, sync, &s, ctl, tid);
             res_finish_step(ctl, sync, done, sys_release, tid);
@@ -399,7 +458,7 @@ BC_DEVICE void res_kernel(sm90_shape g, uint64_t program, uint64_t sync, uint64_
 #define BC__RESIDENT_KERNEL(name, cons, bn, stages, ks, ar)                                                 \
     BC_KERNEL void name(bc_resident_params p)                                                               \
     {                                                                                                       \
-        const sm90_shape g = {cons, bn, stages, ks, ar};                                                    \
+        const sm90_shape g = {cons, bn, stages, ks, ar BC__TRACE_RES};                                      \
         res_kernel(g, p.program, p.sync, p.doorbell, p.done, p.first_seq, p.ops, p.spin_ns, p.max_sleep_ns, \
                    p.sys_release);                                                                          \
     }

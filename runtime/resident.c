@@ -2,6 +2,9 @@
  * doorbell in mapped pinned memory (the kernel: kernels_ptx/resident_sm90.c;
  * the program: resident_program.c). The step path (ring, wait) is a host
  * store and a poll: no driver call, no allocation, no lock. */
+#ifdef BC_RES_TRACE
+#include <stdio.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -232,6 +235,19 @@ static bc_status stop_kernel(bc_resident *res, uint64_t timeout_ns, int quiet)
         bc_status st = quiet ? BC_CU_CLEANUP(cuStreamQuery, res->stream->handle)
                              : BC_CU(cuStreamQuery, res->stream->handle);
         if (st == BC_OK || st == BC_ERR_DEVICE_LOST) { /* ended, or faulted: the context is lost */
+#ifdef BC_RES_TRACE /* diagnostic builds only: the stamps appended to $BC_RES_TRACE_FILE */
+            if (st == BC_OK && getenv("BC_RES_TRACE_FILE") != NULL) {
+                static uint8_t tr[BC_RESIDENT_SYNC_BYTES];
+                FILE *f = fopen(getenv("BC_RES_TRACE_FILE"), "ab");
+                if (f && bc_memcpy_dtoh(res->dev, tr, res->params.sync, sizeof tr) == BC_OK) {
+                    uint32_t hdr[4] = {0x52545243u, res->launch.gridDimX, res->prog.count, 0};
+                    fwrite(hdr, sizeof hdr, 1, f);
+                    fwrite(tr, sizeof tr, 1, f);
+                }
+                if (f)
+                    fclose(f);
+            }
+#endif
             res->running = 0;
             res->stream = NULL;
             return st;
