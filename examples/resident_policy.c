@@ -180,8 +180,11 @@ int main(int argc, char **argv)
         if (sched_setaffinity(0, sizeof set, &set) != 0)
             perror("resident_policy: sched_setaffinity");
     }
+    bc_device_config dcfg;
+    CHECK(bc_device_config_default(&dcfg)); /* spin waits, own context */
+    dcfg.kernel_groups = BC_KERNELS_RESIDENT; /* the executor's kernels, resolved at open */
     bc_device *dev;
-    CHECK(bc_device_open(NULL, &dev)); /* spin waits, own context */
+    CHECK(bc_device_open(&dcfg, &dev));
     bc_stream *s;
     CHECK(bc_stream_create(dev, 0, &s, NULL));
     policy p;

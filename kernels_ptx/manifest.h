@@ -4,7 +4,10 @@
  *
  * K(id, symbol, family, smem): family ALL is in every image; SM90 only in the
  * sm_90a image; SM100 only in the Blackwell images; SM80 (the portable
- * mma.sync kernels) in the sm_80 and sm_120 images and in the sm_90a image. The sm_90a GEMM kernels
+ * mma.sync kernels) in the sm_80 and sm_120 images and in the sm_90a image;
+ * RES90 (the resident executor's kernels) only in the sm_90a image. On the
+ * sm_90a image, SM80 and RES90 are optional groups: resolved at open only
+ * when bc_device_config.kernel_groups asks for them. The sm_90a GEMM kernels
  * are one per configuration (input and output types are launch parameters);
  * the Blackwell ones one per (input type, output type). The resident
  * executor's kernels (resident_sm90.c) are one per whole-tile sm_90a
@@ -30,10 +33,10 @@ K(GEMM_SM80_128X128, bc_gemm_sm80_128x128, SM80, BC_SM80_SMEM_OF(BC_SM80_CFG_128
 K(GEMM_SM80_64X64, bc_gemm_sm80_64x64, SM80, BC_SM80_SMEM_OF(BC_SM80_CFG_64X64))
 K(GEMM_SM80_64X32, bc_gemm_sm80_64x32, SM80, BC_SM80_SMEM_OF(BC_SM80_CFG_64X32))
 K(GEMM_SM80_32X32, bc_gemm_sm80_32x32, SM80, BC_SM80_SMEM_OF(BC_SM80_CFG_32X32))
-K(RESIDENT_SM90_64X32, bc_resident_sm90_64x32, SM90, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32))
-K(RESIDENT_SM90_64X32M16, bc_resident_sm90_64x32m16, SM90, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16))
-K(RESIDENT_SM90_128X64, bc_resident_sm90_128x64, SM90, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X64))
-K(RESIDENT_SM90_128X128, bc_resident_sm90_128x128, SM90, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X128))
+K(RESIDENT_SM90_64X32, bc_resident_sm90_64x32, RES90, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32))
+K(RESIDENT_SM90_64X32M16, bc_resident_sm90_64x32m16, RES90, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16))
+K(RESIDENT_SM90_128X64, bc_resident_sm90_128x64, RES90, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X64))
+K(RESIDENT_SM90_128X128, bc_resident_sm90_128x128, RES90, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X128))
 K(GEMM_SM100_BF16_BF16, bc_gemm_sm100_bf16_bf16, SM100, BC_SM100_SMEM_BYTES)
 K(GEMM_SM100_BF16_F16, bc_gemm_sm100_bf16_f16, SM100, BC_SM100_SMEM_BYTES)
 K(GEMM_SM100_BF16_F32, bc_gemm_sm100_bf16_f32, SM100, BC_SM100_SMEM_BYTES)

@@ -107,7 +107,7 @@ unsigned bc__image_families(const bc__fatbin_entry *e)
     if (major == 8 || major == 12)
         return all | 1u << BC__FAM_SM80;
     if (major == 9)
-        return all | 1u << BC__FAM_SM90 | 1u << BC__FAM_SM80;
+        return all | 1u << BC__FAM_SM90 | 1u << BC__FAM_SM80 | 1u << BC__FAM_RES90;
     if (major == 10 || major == 11)
         return all | 1u << BC__FAM_SM100;
     return all;

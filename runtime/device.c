@@ -82,6 +82,9 @@ static bc_status validate_config(const bc_device_config *c)
     if (c->max_allocations > (1u << 24))
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "max_allocations",
                        "max_allocations %u exceeds 2^24", c->max_allocations);
+    if (c->kernel_groups & ~BC_KERNELS_ALL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "kernel_groups", "unknown kernel group bits 0x%x (known: 0x%x)",
+                       c->kernel_groups & ~BC_KERNELS_ALL, BC_KERNELS_ALL);
     return BC_OK;
 }
 

@@ -228,9 +228,10 @@ static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, cons
                        dev->info.cc_minor, tmem);
     CUfunction fn = dev->image.fn[c->kernel[d->ab_type][d->d_type]];
     if (fn == NULL)
-        return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config",
-                       "kernel %s is not loaded (device opened with skip_kernel_load?)",
-                       kernel_names[c->kernel[d->ab_type][d->d_type]]);
+        return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "kernel %s is not loaded: %s",
+                       kernel_names[c->kernel[d->ab_type][d->d_type]],
+                       dev->cfg.skip_kernel_load ? "the device was opened with skip_kernel_load"
+                       : "the device was opened without BC_KERNELS_PORTABLE in bc_device_config.kernel_groups");
     *out = c;
     *out_split = split;
     *out_fn = fn;

@@ -60,6 +60,18 @@ static bc_status resolve_manifest(bc__image *img, unsigned fams)
     return BC_OK;
 }
 
+/* The families of an image (bc__image_families) that open resolves: all,
+ * but the optional groups (bc_device_config.kernel_groups) not asked for:
+ * the resident kernels, and the portable family beside a native one. */
+static unsigned families_to_resolve(unsigned fams, uint32_t groups)
+{
+    if (!(groups & BC_KERNELS_RESIDENT))
+        fams &= ~(1u << BC__FAM_RES90);
+    if (!(groups & BC_KERNELS_PORTABLE) && (fams & (1u << BC__FAM_SM90)))
+        fams &= ~(1u << BC__FAM_SM80);
+    return fams;
+}
+
 bc_status bc__image_load_from(bc_device *dev, bc__image *img, const uint8_t *buf, size_t len,
                               const uint64_t *entry_digests, size_t entry_count, uint64_t headers_digest,
                               bc__image_timing *out_timing)
@@ -82,7 +94,7 @@ bc_status bc__image_load_from(bc_device *dev, bc__image *img, const uint8_t *buf
         return st;
     snprintf(tmp.arch, sizeof tmp.arch, "%s", tmp.mod->arch);
     double t0 = bc__now_us();
-    st = resolve_manifest(&tmp, bc__image_families(&tmp.mod->entry));
+    st = resolve_manifest(&tmp, families_to_resolve(bc__image_families(&tmp.mod->entry), dev->cfg.kernel_groups));
     load_us += bc__now_us() - t0; /* resolution and attributes count as loading */
     if (st) {
         bc__module_free(tmp.mod);

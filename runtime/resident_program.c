@@ -216,9 +216,10 @@ bc_status bc__resident_build(bc_device *dev, const bc_gemm_plan *const *plans, i
         return st;
     out->fn = dev->image.fn[kernels[k].kernel];
     if (out->fn == NULL)
-        return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config",
-                       "the resident kernel for %s is not loaded (device opened with skip_kernel_load?)",
-                       kernels[k].config);
+        return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "the resident kernel for %s is not loaded: %s",
+                       kernels[k].config,
+                       dev->cfg.skip_kernel_load ? "the device was opened with skip_kernel_load"
+                       : "the device was opened without BC_KERNELS_RESIDENT in bc_device_config.kernel_groups");
     out->plans = (uint32_t)count;
     out->config = plans[0]->config->name;
     out->threads = plans[0]->config->threads;

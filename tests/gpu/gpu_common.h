@@ -39,6 +39,7 @@ static inline int gpu_env_setup(void **state, size_t arena_bytes)
     bc_device_config_default(&cfg);
     cfg.device_arena_bytes = arena_bytes;
     cfg.host_arena_bytes = 64u << 20;
+    cfg.kernel_groups = BC_KERNELS_ALL; /* the tests name every configuration and run the executor */
     env.open_status = bc_device_open(&cfg, &env.dev);
     if (env.open_status == BC_OK && bc_stream_create(env.dev, 0, &env.s, NULL) != BC_OK)
         env.open_status = BC_ERR_DRIVER;

@@ -404,6 +404,7 @@ static void test_host_mapped_a(void **state)
     bc_device_config_default(&cfg);
     cfg.device_arena_bytes = 16u << 20;
     cfg.host_arena_bytes = 1u << 20;
+    cfg.kernel_groups = BC_KERNELS_RESIDENT;
     gpu_env own = {NULL, NULL, BC_OK};
     CHECK_BC(bc_device_open(&cfg, &own.dev));
     CHECK_BC(bc_stream_create(own.dev, 0, &own.s, NULL));

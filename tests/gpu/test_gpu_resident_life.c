@@ -36,6 +36,7 @@ static int open_or_skip(bc_device **dev, bc_stream **s)
     bc_device_config_default(&cfg);
     cfg.device_arena_bytes = 160u << 20;
     cfg.host_arena_bytes = 1u << 20;
+    cfg.kernel_groups = BC_KERNELS_RESIDENT;
     if (bc_device_open(&cfg, dev) != BC_OK)
         return 0;
     bc_device_info in;

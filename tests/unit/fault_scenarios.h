@@ -37,6 +37,7 @@ static void sc_open_kernels(outcome *o)
 {
     bc_device_config cfg = ft_config();
     cfg.skip_kernel_load = 0;
+    cfg.kernel_groups = BC_KERNELS_ALL;
     open_close(o, cfg);
 }
 
@@ -115,6 +116,7 @@ static void resident(outcome *o, int close_running)
 {
     bc_device_config cfg = ft_config();
     cfg.skip_kernel_load = 0;
+    cfg.kernel_groups = BC_KERNELS_ALL;
     cfg.device_arena_bytes = 4u << 20;
     bc_device *dev = NULL;
     bc_stream *s = NULL;
@@ -179,6 +181,7 @@ static void open_pair(outcome *o, bc_device **a, bc_device **b)
     bc_device_config cfg = ft_config();
     cfg.use_primary_context = 1;
     cfg.skip_kernel_load = 0;
+    cfg.kernel_groups = BC_KERNELS_ALL;
     STEP(o, bc_device_open(&cfg, a));
     cfg.skip_kernel_load = 1;
     STEP(o, bc_device_open(&cfg, b));
@@ -231,6 +234,7 @@ static void sc_graph(outcome *o)
 {
     bc_device_config cfg = ft_config();
     cfg.skip_kernel_load = 0;
+    cfg.kernel_groups = BC_KERNELS_ALL;
     bc_device *dev = NULL;
     bc_stream *s = NULL;
     bc_devptr a = 0, b = 0, d = 0, d2 = 0;
@@ -262,6 +266,7 @@ static int open_with_stream(outcome *o, bc_device **dev, bc_stream **s)
 {
     bc_device_config cfg = ft_config();
     cfg.skip_kernel_load = 0;
+    cfg.kernel_groups = BC_KERNELS_ALL;
     STEP(o, bc_device_open(&cfg, dev));
     STEP(o, bc_stream_create(*dev, 0, s, NULL));
     return o->st == BC_OK;
@@ -318,6 +323,7 @@ static void sc_modules_plans_graphs(outcome *o)
 {
     bc_device_config cfg = ft_config();
     cfg.skip_kernel_load = 0;
+    cfg.kernel_groups = BC_KERNELS_ALL;
     bc_device *dev = NULL;
     STEP(o, bc_device_open(&cfg, &dev));
     if (o->st)

@@ -89,6 +89,24 @@ static void test_boot_passes(void **state)
     has(r.out, "\"after_context_us\":");
 }
 
+/* --kernel-groups: the optional groups resolved at open too; a name it
+ * does not know is a usage error. */
+static void test_boot_kernel_groups(void **state)
+{
+    (void)state;
+    run_result r;
+    smoke_emu_install(-1);
+    run_cli(&r, "boot", "--kernel-groups", "resident,portable");
+    assert_int_equal(r.rc, BC_EXIT_OK);
+    has(r.out, "verdict: PASS");
+    smoke_emu_install(-1);
+    run_cli(&r, "boot", "--kernel-groups", "all");
+    assert_int_equal(r.rc, BC_EXIT_OK);
+    run_cli(&r, "boot", "--kernel-groups", "resident,tensor");
+    assert_int_equal(r.rc, BC_EXIT_USAGE);
+    has(r.err, "bad kernel group list");
+}
+
 /* Jetson Orin (8.7) and consumer Blackwell (12.0): the portable image, and
  * the known-answer GEMM through the portable kernel (A and B by pointer). */
 static void test_boot_portable_images(void **state)
@@ -348,6 +366,7 @@ int main(void)
         ft_test(test_boot_portable_images),
         ft_test(test_boot_wrong_answer_exits_verify),
         ft_test(test_boot_exit_codes),
+        ft_test(test_boot_kernel_groups),
         ft_test(test_fatbin_lists_the_embedded_image),
         ft_test(test_fatbin_file_errors),
         ft_test(test_boot_user_module),

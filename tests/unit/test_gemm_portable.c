@@ -40,6 +40,7 @@ static void env_open(env *e)
     memset(e, 0, sizeof *e);
     bc_device_config cfg = ft_config();
     cfg.skip_kernel_load = 0;
+    cfg.kernel_groups = BC_KERNELS_ALL;
     /* every operand block holds the largest shape planned here: plan creation checks each extent
      * against its block (the fake's memory is host memory that is never touched) */
     cfg.device_arena_bytes = 800u << 20;
@@ -260,6 +261,53 @@ static void test_named_configs(void **state)
     }
 }
 
+/* On the H100 the portable family is an optional group: a plan naming one
+ * of its configurations needs BC_KERNELS_PORTABLE at open, and says so;
+ * where it is the native family (CC 8.7) it is always there. */
+static void test_portable_group(void **state)
+{
+    (void)state;
+    for (int h100 = 1; h100 >= 0; h100--) {
+        fake_install();
+        if (!h100)
+            use_device(8, 7, 16, 166912);
+        bc_device_config cfg = ft_config();
+        cfg.skip_kernel_load = 0; /* and kernel_groups 0, the default */
+        cfg.device_arena_bytes = 8u << 20;
+        bc_device *dev = NULL;
+        assert_ok(bc_device_open(&cfg, &dev));
+        bc_devptr a = 0, b = 0, d = 0;
+        assert_ok(bc_mem_alloc(dev, 1u << 20, &a));
+        assert_ok(bc_mem_alloc(dev, 1u << 20, &b));
+        assert_ok(bc_mem_alloc(dev, 1u << 20, &d));
+        bc_gemm_desc desc;
+        bc_gemm_desc_default(&desc);
+        desc.m = 100, desc.n = 100, desc.k = 64, desc.a = a, desc.b = b, desc.d = d, desc.config = "sm80_64x64";
+        bc_gemm_plan *plan = NULL;
+        if (h100) {
+            assert_status(bc_gemm_plan_create(dev, &desc, &plan), BC_ERR_NO_KERNEL_FOR_DEVICE);
+            ft_assert_last(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", 0);
+            bc_error_detail det;
+            bc_last_error(&det);
+            assert_non_null(strstr(det.message, "BC_KERNELS_PORTABLE"));
+            assert_null(plan);
+            desc.config = NULL; /* the native family is there */
+        }
+        assert_ok(bc_gemm_plan_create(dev, &desc, &plan));
+        bc_gemm_plan_destroy(plan);
+        bc_device_close(dev);
+        assert_int_equal(fake_live_objects(), 0);
+    }
+    /* a group bit nobody defined */
+    fake_install();
+    bc_device_config cfg = ft_config();
+    cfg.kernel_groups = 0x80u;
+    bc_device *dev = (bc_device *)(uintptr_t)0x1234;
+    assert_status(bc_device_open(&cfg, &dev), BC_ERR_INVALID_ARGUMENT);
+    ft_assert_last(BC_ERR_INVALID_ARGUMENT, "kernel_groups", 0);
+    assert_ptr_equal(dev, (bc_device *)(uintptr_t)0x1234);
+}
+
 /* Below Ampere nothing runs: refused at open, naming the device and every
  * image present. */
 static void test_turing_refused(void **state)
@@ -268,6 +316,7 @@ static void test_turing_refused(void **state)
     use_device(7, 5, 40, 65536);
     bc_device_config cfg = ft_config();
     cfg.skip_kernel_load = 0;
+    cfg.kernel_groups = BC_KERNELS_ALL;
     bc_device *dev = NULL;
     assert_status(bc_device_open(&cfg, &dev), BC_ERR_UNSUPPORTED_ARCH);
     assert_null(dev);
@@ -313,6 +362,7 @@ static void test_driver_too_old(void **state)
             fake_set_driver_version(old ? cases[i].old_driver : cases[i].ok_driver);
             bc_device_config cfg = ft_config();
             cfg.skip_kernel_load = 0;
+            cfg.kernel_groups = BC_KERNELS_ALL;
             bc_device *dev = NULL;
             bc_status st = bc_device_open(&cfg, &dev);
             if (!old) {
@@ -364,6 +414,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         ft_test(test_every_capability), ft_test(test_rule_small_shapes), ft_test(test_named_configs),
         ft_test(test_turing_refused),   ft_test(test_driver_too_old),    ft_test(test_integrated),
+        ft_test(test_portable_group),
     };
     return cmocka_run_group_tests_name("gemm_portable", tests, NULL, NULL);
 }

@@ -71,24 +71,30 @@ static void test_load_per_capability(void **state)
     static const struct {
         int major, minor;
         const char *arch;
-        unsigned fams; /* besides ALL */
+        unsigned fams;     /* besides ALL */
+        unsigned optional; /* of fams: resolved only when bc_device_config.kernel_groups asks */
     } table[] = {
-        {9, 0, "sm_90a", 1u << BC__FAM_SM90 | 1u << BC__FAM_SM80},
-        {10, 0, "sm_100a", 1u << BC__FAM_SM100},
-        {10, 1, "sm_100f", 1u << BC__FAM_SM100},
-        {10, 3, "sm_103a", 1u << BC__FAM_SM100},
-        {11, 0, "sm_110a", 1u << BC__FAM_SM100},
-        {8, 0, "sm_80", 1u << BC__FAM_SM80},
-        {8, 6, "sm_80", 1u << BC__FAM_SM80},
-        {8, 7, "sm_80", 1u << BC__FAM_SM80},
-        {8, 9, "sm_80", 1u << BC__FAM_SM80},
-        {12, 0, "sm_120", 1u << BC__FAM_SM80},
-        {12, 1, "sm_120", 1u << BC__FAM_SM80},
+        {9, 0, "sm_90a", 1u << BC__FAM_SM90 | 1u << BC__FAM_SM80 | 1u << BC__FAM_RES90,
+         1u << BC__FAM_SM80 | 1u << BC__FAM_RES90},
+        {10, 0, "sm_100a", 1u << BC__FAM_SM100, 0},
+        {10, 1, "sm_100f", 1u << BC__FAM_SM100, 0},
+        {10, 3, "sm_103a", 1u << BC__FAM_SM100, 0},
+        {11, 0, "sm_110a", 1u << BC__FAM_SM100, 0},
+        {8, 0, "sm_80", 1u << BC__FAM_SM80, 0},
+        {8, 6, "sm_80", 1u << BC__FAM_SM80, 0},
+        {8, 7, "sm_80", 1u << BC__FAM_SM80, 0},
+        {8, 9, "sm_80", 1u << BC__FAM_SM80, 0},
+        {12, 0, "sm_120", 1u << BC__FAM_SM80, 0},
+        {12, 1, "sm_120", 1u << BC__FAM_SM80, 0},
     };
-    for (size_t t = 0; t < sizeof table / sizeof table[0]; t++) {
+    for (size_t run = 0; run < 2 * sizeof table / sizeof table[0]; run++) {
+        const size_t t = run / 2;
+        const int all = run % 2; /* the default groups, then every group */
         fake_install();
         use_device(table[t].major, table[t].minor);
         bc_device_config cfg = load_config();
+        cfg.kernel_groups = all ? BC_KERNELS_ALL : 0u;
+        const unsigned fams = all ? table[t].fams : table[t].fams & ~table[t].optional;
         bc_device *dev = NULL;
         assert_ok(bc_device_open(&cfg, &dev));
         bc_device_info info;
@@ -102,7 +108,7 @@ static void test_load_per_capability(void **state)
         assert_int_equal(m->options[1], CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
         for (int k = 0; k < BC__KERNEL_COUNT; k++) {
             CUfunction f = dev->image.fn[k];
-            int want = family_of[k] == BC__FAM_ALL || (table[t].fams & (1u << family_of[k])) != 0;
+            int want = family_of[k] == BC__FAM_ALL || (fams & (1u << family_of[k])) != 0;
             if (!want) {
                 assert_null(f);
                 continue;

@@ -33,12 +33,15 @@ typedef struct env {
     bc_rng rng;
 } env;
 
+static uint32_t open_groups = BC_KERNELS_ALL; /* env_open's kernel_groups */
+
 static void env_open(env *e)
 {
     memset(e, 0, sizeof *e);
     gemm_emu_install(-1);
     bc_device_config cfg = ft_config();
     cfg.skip_kernel_load = 0;
+    cfg.kernel_groups = open_groups;
     cfg.device_arena_bytes = 32u << 20;
     cfg.host_arena_bytes = 1u << 20;
     assert_ok(bc_device_open(&cfg, &e->dev));
@@ -141,6 +144,24 @@ static void expect_reject(env *e, const bc_gemm_plan *const *plans, int count, c
         fail_msg("rejected for '%s' (%s), expected '%s'", det.call, det.message, field);
 }
 
+/* The resident kernels are an optional group: without BC_KERNELS_RESIDENT
+ * at open, creation fails and names the flag. */
+static void test_needs_its_group(void **state)
+{
+    (void)state;
+    open_groups = BC_KERNELS_PORTABLE;
+    env e;
+    env_open(&e);
+    open_groups = BC_KERNELS_ALL;
+    make_plans(&e);
+    expect_reject(&e, plans_of(&e), LAYERS, NULL, BC_ERR_NO_KERNEL_FOR_DEVICE, "config");
+    bc_error_detail det;
+    bc_last_error(&det);
+    assert_non_null(strstr(det.message, "BC_KERNELS_RESIDENT"));
+    bc_device_close(e.dev); /* the plans go with it */
+    assert_int_equal(fake_live_objects(), 0);
+}
+
 static void test_create_rejects(void **state)
 {
     env e;
@@ -175,6 +196,7 @@ static void test_create_rejects(void **state)
     /* a plan of another device object */
     bc_device_config cfg = ft_config();
     cfg.skip_kernel_load = 0;
+    cfg.kernel_groups = BC_KERNELS_ALL;
     cfg.device_arena_bytes = 8u << 20;
     bc_device *dev2 = NULL;
     bc_gemm_plan *foreign = NULL;
@@ -516,7 +538,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         ft_test(test_config_default),   ft_test(test_create_rejects),   ft_test(test_program),
         ft_test(test_steps_compute),    ft_test(test_timeout_recovers), ft_test(test_step_path_is_free),
-        ft_test(test_close_stops_it),   ft_test(test_close_with_hung_kernel),
+        ft_test(test_needs_its_group),  ft_test(test_close_stops_it),   ft_test(test_close_with_hung_kernel),
     };
     return cmocka_run_group_tests_name("resident", tests, NULL, NULL);
 }

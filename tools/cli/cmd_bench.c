@@ -414,6 +414,7 @@ int bc_cmd_bench(int argc, char **argv)
     bc_device_config cfg;
     bc_device_config_default(&cfg);
     cfg.device_arena_bytes = arena_bytes(&o);
+    cfg.kernel_groups = BC_KERNELS_PORTABLE; /* any configuration may be named */
     bc_status st = bc_device_open(&cfg, &c.dev);
     if (st) { /* the one-line message every command prints for a missing driver or device */
         bc_cli_report("bench", st);

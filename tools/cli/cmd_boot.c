@@ -306,10 +306,13 @@ static void print_json(const boot_run *r, const bc_device_info *info, int have_i
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: barecuda boot [--device N] [--json] [--module FILE [--kernels a,b,...] [--digest HEX]]\n"
+    fprintf(f, "usage: barecuda boot [--device N] [--json] [--kernel-groups resident,portable|all]\n"
+               "                    [--module FILE [--kernels a,b,...] [--digest HEX]]\n"
                "Opens the device, checks and loads the kernel image, runs the known-answer checks,\n"
-               "prints each phase's time and a verdict. --module also loads the user's fatbin or cubin\n"
-               "FILE (XXH64 --digest checked when given) and resolves the --kernels named.\n"
+               "prints each phase's time and a verdict. --kernel-groups also resolves those optional\n"
+               "kernel groups at open, as an application that uses them does (README, \"Boot check\").\n"
+               "--module also loads the user's fatbin or cubin FILE (XXH64 --digest checked when\n"
+               "given) and resolves the --kernels named.\n"
                "Exit codes: see README.md (\"Exit codes\"); a module that cannot be read exits 20;\n"
                "33 (the GPU faulted) and 32 (it hung) mean only a process restart recovers it.\n");
 }
@@ -322,12 +325,34 @@ static int exit_code(bc_status st, int in_checks)
     return bc_cli_exit_code(st);
 }
 
+/* --kernel-groups: names separated by commas; -1 if one is unknown. */
+static long parse_groups(const char *list)
+{
+    static const struct {
+        const char *name;
+        uint32_t bits;
+    } names[] = {{"resident", BC_KERNELS_RESIDENT}, {"portable", BC_KERNELS_PORTABLE}, {"all", BC_KERNELS_ALL}};
+    uint32_t groups = 0;
+    for (const char *p = list; *p;) {
+        const size_t len = strcspn(p, ",");
+        size_t i = 0;
+        while (i < sizeof names / sizeof names[0] && (strlen(names[i].name) != len || strncmp(p, names[i].name, len)))
+            i++;
+        if (i == sizeof names / sizeof names[0])
+            return -1;
+        groups |= names[i].bits;
+        p += len + (p[len] == ',');
+    }
+    return groups;
+}
+
 /* Opens the device and records the open phases. */
-static bc_status open_device(int ordinal, boot_run *r, bc_device **out_dev)
+static bc_status open_device(int ordinal, uint32_t groups, boot_run *r, bc_device **out_dev)
 {
     bc_device_config cfg;
     bc_device_config_default(&cfg);
     cfg.ordinal = ordinal;
+    cfg.kernel_groups = groups;
     /* the boot checks need well under 1 MiB: small arenas keep the pinned
      * host allocation (the slow part of opening) out of the boot budget */
     cfg.device_arena_bytes = 8u << 20;
@@ -387,6 +412,7 @@ static int bad_option(const char *what, const char *value)
 int bc_cmd_boot(int argc, char **argv)
 {
     int json = 0, ordinal = 0;
+    uint32_t groups = 0;
     user_module um;
     memset(&um, 0, sizeof um);
     for (int i = 1; i < argc; i++) {
@@ -402,6 +428,13 @@ int bc_cmd_boot(int argc, char **argv)
                 free(um.names_buf);
                 return bad_option("digest (XXH64 in hexadecimal)", argv[i]);
             }
+        } else if (!strcmp(argv[i], "--kernel-groups") && i + 1 < argc) {
+            const long g = parse_groups(argv[++i]);
+            if (g < 0) {
+                free(um.names_buf);
+                return bad_option("kernel group list (resident, portable or all, separated by commas)", argv[i]);
+            }
+            groups = (uint32_t)g;
         } else if (!strcmp(argv[i], "--json")) {
             json = 1;
         } else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
@@ -433,7 +466,7 @@ int bc_cmd_boot(int argc, char **argv)
     memset(&info, 0, sizeof info);
     int have_info = 0, in_checks = 0;
     bc_device *dev = NULL;
-    bc_status st = open_device(ordinal, &r, &dev);
+    bc_status st = open_device(ordinal, groups, &r, &dev);
     if (st == BC_OK) {
         have_info = bc_device_query(dev, &info) == BC_OK;
         in_checks = 1;

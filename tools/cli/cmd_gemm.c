@@ -160,6 +160,7 @@ int bc_cmd_gemm(int argc, char **argv)
     bc_device_config cfg;
     bc_device_config_default(&cfg);
     cfg.device_arena_bytes = need;
+    cfg.kernel_groups = BC_KERNELS_PORTABLE; /* any configuration may be named */
     bc_device *dev = NULL;
     bc_stream *s = NULL;
     bc_gemm_plan *plan = NULL;

@@ -390,6 +390,7 @@ int bc_cmd_latency(int argc, char **argv)
         cfg.device_arena_bytes += (size_t)((o.width[l] + 1 + o.batch) * o.width[l + 1] + o.batch * o.width[l]) * 2;
     const size_t io_bytes = (size_t)(o.m * o.k) * ab + (size_t)(o.m * o.n) * ob + (4u << 20);
     cfg.host_arena_bytes = io_bytes > cfg.host_arena_bytes ? io_bytes : cfg.host_arena_bytes;
+    cfg.kernel_groups = BC_KERNELS_PORTABLE | (o.modes & 4 ? BC_KERNELS_RESIDENT : 0u); /* mode 2: resident */
     bc_status st = bc_device_open(&cfg, &c.dev);
     if (st) { /* the one-line message every command prints for a missing driver or device */
         bc_cli_report("latency", st);

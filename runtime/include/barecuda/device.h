@@ -49,19 +49,34 @@ typedef struct bc_device_config {
     size_t host_arena_bytes;      /* pinned host pool size; 0 = no host pool */
     uint32_t max_allocations;     /* live-allocation capacity per pool; 0 = 4096 */
     int skip_kernel_load;         /* 1: do not load the embedded kernels (info-only opens) */
+    uint32_t kernel_groups;       /* optional kernel groups to resolve at open (BC_KERNELS_*); 0: none */
 } bc_device_config;
+
+/* Optional kernel groups (bc_device_config.kernel_groups). Resolving a
+ * kernel makes the driver load it, which is most of an open's module-load
+ * time, so the kernels a device uses only for a feature you may not use are
+ * resolved at open only when asked for; the others are always resolved. A
+ * plan or executor that needs a group the device was opened without fails
+ * at creation with BC_ERR_NO_KERNEL_FOR_DEVICE, naming the flag. A group
+ * this GPU's image lacks is ignored (the feature then reports what it always
+ * reports there). */
+#define BC_KERNELS_RESIDENT 0x1u /* the resident executor's kernels (sm_90a) */
+#define BC_KERNELS_PORTABLE 0x2u /* the portable mma.sync family where it is not the native one (sm_90a: named
+                                    configurations "sm80_*"); on sm_80 and sm_120 images it is always resolved */
+#define BC_KERNELS_ALL (BC_KERNELS_RESIDENT | BC_KERNELS_PORTABLE)
 
 /* Contract: fills *out_cfg with the defaults: ordinal 0, BC_SCHED_SPIN, an
  * owned context, 256 MiB device arena, 16 MiB pinned host arena, 4096
- * allocations, kernels loaded. Never fails except for NULL (returns
- * BC_ERR_INVALID_ARGUMENT). */
+ * allocations, kernels loaded, no optional kernel group. Never fails except
+ * for NULL (returns BC_ERR_INVALID_ARGUMENT). */
 bc_status bc_device_config_default(bc_device_config *out_cfg);
 
 /* Contract: loads the driver (once per process, reference counted), creates
  * or retains the context for cfg->ordinal, makes it current on the calling
  * thread, allocates both arenas, verifies and loads the embedded kernels for
- * this device's architecture and resolves every kernel. Everything that can
- * fail at run time fails here. On success *out_dev is a new handle; on
+ * this device's architecture and resolves every kernel but the optional
+ * groups not asked for (cfg->kernel_groups; an unknown bit is
+ * BC_ERR_INVALID_ARGUMENT). Everything that can fail at run time fails here. On success *out_dev is a new handle; on
  * failure *out_dev is untouched, nothing is leaked, and bc_last_error() says
  * which step failed. `cfg == NULL` means the defaults. */
 bc_status bc_device_open(const bc_device_config *cfg, bc_device **out_dev);
