@@ -31,10 +31,14 @@
  * Every path rounds once, from the same f32 expression
  * ((alpha * acc + beta * C) + bias, then ReLU), so they write the same bytes.
  *
- * The bias: the tile's slice of it is prefetched into L1 before its main
- * loop (bc_sm90_prefetch_bias), and each staged chunk loads its bias values
- * before its first shared store, so a chunk waits for L1 once instead of
- * for L2 at every column group.
+ * The bias: tiles up to 64 columns wide load every bias value a thread
+ * needs into registers before their main loop (bc_sm90_load_bias: at most
+ * 16), so the loads' latency passes during the main loop; an L1 prefetch
+ * there did not help, and the loads cost a skinny tile's epilogue about
+ * 0.65 us (kernels_ptx/PERF_NOTES.md). Wider tiles prefetch their slice into
+ * L1 before the main loop (bc_sm90_prefetch_bias), and each staged chunk
+ * loads its bias values before its first shared store, so a chunk waits for
+ * L1 once instead of for L2 at every column group.
  */
 #ifndef BC_KERNELS_EPILOGUE_SM90_H
 #define BC_KERNELS_EPILOGUE_SM90_H
@@ -124,11 +128,29 @@ BC_DEVICE void bc_sm90_prefetch_bias(const bc_epi *e, uint32_t bn, uint32_t col0
         bc_prefetch_l1(first + 128u * t128);
 }
 
+/* Before the main loop of a tile at most 64 columns wide (bn constant):
+ * every bias value this thread's fragments take, bv[2j] and bv[2j + 1] for
+ * accumulator group j (columns col0 + 8j + 2 (lane mod 4) and the next), 0
+ * past N or without a bias; the same values bc_sm90_stage_chunk would load. */
+BC_DEVICE void bc_sm90_load_bias(const bc_epi *e, const uint32_t bn, uint32_t col0, uint32_t t128, int out_t,
+                                 float *bv)
+{
+    const int bias = (e->flags & BC_GEMM_F_BIAS) != 0;
+    const uint32_t l = t128 % 32u;
+#pragma unroll
+    for (uint32_t j = 0; j < bn / 8u; j++) {
+        const uint32_t col = col0 + 8u * j + 2u * (l % 4u);
+        bv[2 * j] = bias && col < e->n ? bc_load_out(e->bias, col, out_t) : 0.0f;
+        bv[2 * j + 1] = bias && col + 1u < e->n ? bc_load_out(e->bias, col + 1u, out_t) : 0.0f;
+    }
+}
+
 /* Finishes the chunk's fragments and stages them, converted to D's type, in
  * `buf` (esize and bn compile-time constants): the part the TMA and the
- * copy-out paths share. */
+ * copy-out paths share. pre: the tile's bias values from bc_sm90_load_bias,
+ * or NULL to load the chunk's here. */
 BC_DEVICE void bc_sm90_stage_chunk(const bc_epi *e, const float *acc, const uint32_t bn, const uint32_t esize,
-                                   int out_t, const bc_sm90_epi_at *at, uint32_t q, uint32_t buf)
+                                   int out_t, const bc_sm90_epi_at *at, uint32_t q, uint32_t buf, const float *pre)
 {
     const uint32_t inner = bc_sm90_inner(bn, esize), cols = inner / esize;
     const uint32_t t128 = bc_opaque_u32(at->t128), w = t128 / 32u, l = t128 % 32u;
@@ -139,7 +161,12 @@ BC_DEVICE void bc_sm90_stage_chunk(const bc_epi *e, const float *acc, const uint
     float bv[16]; /* cols <= 64: the chunk's bias values, loaded before any shared store can order them */
 #pragma unroll
     for (uint32_t jj = 0; jj < cols / 8u; jj++) {
-        const uint32_t col = at->col0 + 8u * (q * (cols / 8u) + jj) + 2u * (l % 4u);
+        const uint32_t j = q * (cols / 8u) + jj, col = at->col0 + 8u * j + 2u * (l % 4u);
+        if (pre) {
+            bv[2 * jj] = pre[2 * j];
+            bv[2 * jj + 1] = pre[2 * j + 1];
+            continue;
+        }
         bv[2 * jj] = bias && col < e->n ? bc_load_out(e->bias, col, out_t) : 0.0f;
         bv[2 * jj + 1] = bias && col + 1u < e->n ? bc_load_out(e->bias, col + 1u, out_t) : 0.0f;
     }
@@ -229,7 +256,7 @@ BC_DEVICE void bc_sm90_copyout_chunk(const bc_epi *e, const uint32_t cols, const
  * that read it is done reading. Copy-out: the barrier before staging also
  * says every thread finished copying the chunk that last used the buffer. */
 BC_DEVICE void bc_sm90_epi_staged(const bc_epi *e, const float *acc, const uint32_t bn, const uint32_t esize,
-                                  int out_t, const bc_sm90_epi_at *at, uint32_t *seq, int tma)
+                                  int out_t, const bc_sm90_epi_at *at, uint32_t *seq, int tma, const float *pre)
 {
     const uint32_t cols = bc_sm90_inner(bn, esize) / esize;
 #pragma unroll
@@ -239,7 +266,7 @@ BC_DEVICE void bc_sm90_epi_staged(const bc_epi *e, const float *acc, const uint3
             bc_bulk_wait_read(1); /* the store that last read `buf` is done reading */
         bc_bar_sync(at->bar, 128);
         BC_TRACE_AT(at, 35u);
-        bc_sm90_stage_chunk(e, acc, bn, esize, out_t, at, q, buf);
+        bc_sm90_stage_chunk(e, acc, bn, esize, out_t, at, q, buf, pre);
         BC_TRACE_AT(at, 36u);
         if (tma)
             bc_fence_proxy_async_smem(); /* our st.shared before the TMA unit reads them */
@@ -288,16 +315,17 @@ BC_DEVICE void bc_sm90_epi_threads(const bc_epi *e, const float *acc, const uint
     }
 }
 
-/* One consumer's piece of a finished tile. */
+/* One consumer's piece of a finished tile; pre: its bias values loaded
+ * before the main loop (bc_sm90_load_bias), or NULL. */
 BC_DEVICE void bc_sm90_epilogue(const bc_epi *e, const float *acc, const uint32_t bn, int out_t,
-                                const bc_sm90_epi_at *at, uint32_t *seq)
+                                const bc_sm90_epi_at *at, uint32_t *seq, const float *pre)
 {
     if ((e->flags & BC_GEMM_F_C) && !(e->flags & BC_GEMM_F_C_SMEM))
         bc_sm90_epi_threads(e, acc, bn, out_t, at, seq);
     else if (out_t == BC_OUT_F32)
-        bc_sm90_epi_staged(e, acc, bn, 4, out_t, at, seq, (e->flags & BC_GEMM_F_TMA_STORE) != 0);
+        bc_sm90_epi_staged(e, acc, bn, 4, out_t, at, seq, (e->flags & BC_GEMM_F_TMA_STORE) != 0, pre);
     else
-        bc_sm90_epi_staged(e, acc, bn, 2, out_t, at, seq, (e->flags & BC_GEMM_F_TMA_STORE) != 0);
+        bc_sm90_epi_staged(e, acc, bn, 2, out_t, at, seq, (e->flags & BC_GEMM_F_TMA_STORE) != 0, pre);
 }
 
 #endif

@@ -282,7 +282,13 @@ BC_DEVICE void sm90_consume_tile(sm90_shape g, const bc_epi *e, float *acc, bc_s
                                  uint32_t *stage, uint32_t *phase, uint32_t *seq)
 {
     BC_TRACE_G(g, base, 31u, 128u);
-    if (!g.ks) /* the split-K finish reads the bias through the generic epilogue */
+    /* narrow tiles: the bias into registers now, its latency spent during the main loop; wider ones:
+     * into L1. The split-K finish reads the bias through the generic epilogue. */
+    float bias_pre[16];
+    const int pre = !g.ks && g.bn <= 64u;
+    if (pre)
+        bc_sm90_load_bias(e, g.bn, tile.n * g.bn, at->t128, out_t, bias_pre);
+    else if (!g.ks)
         bc_sm90_prefetch_bias(e, g.bn, tile.n * g.bn, at->t128, out_t);
     BC_TRACE_G(g, base, 25u, 128u);
     if (f16)
@@ -300,7 +306,7 @@ BC_DEVICE void sm90_consume_tile(sm90_shape g, const bc_epi *e, float *acc, bc_s
         at->cfirst = sm90_acquire_c(g, base, esize, stage, phase);
     at->row0 = tile.m * 64u * g.cons + c * 64u;
     at->col0 = tile.n * g.bn;
-    bc_sm90_epilogue(e, acc, g.bn, out_t, at, seq);
+    bc_sm90_epilogue(e, acc, g.bn, out_t, at, seq, pre ? bias_pre : (const float *)0);
     BC_TRACE_G(g, base, 30u, 128u);
     if (c_smem)
         sm90_release_c(g, base, esize, at->cfirst, at);
