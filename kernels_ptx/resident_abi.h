@@ -90,8 +90,9 @@ _Static_assert(__builtin_offsetof(bc_resident_op, tmap_c) == 512, "bc_resident_o
 _Static_assert(sizeof(bc_resident_params) == 56, "bc_resident_params layout changed: update both sides");
 
 /* Shared memory a resident kernel needs beyond its GEMM configuration's:
- * the operation infos and a 64-byte control block. */
-#define BC_RESIDENT_SMEM_EXTRA (BC_RESIDENT_MAX_OPS * 96 + 64)
+ * the operation infos, a 64-byte control block and a 16-byte entry per
+ * phase (at most one per operation). */
+#define BC_RESIDENT_SMEM_EXTRA (BC_RESIDENT_MAX_OPS * 96 + 64 + BC_RESIDENT_MAX_OPS * 16)
 #define BC_RESIDENT_SMEM_OF(...) (BC__APPLY(BC__SM90_SMEM5, __VA_ARGS__) + BC_RESIDENT_SMEM_EXTRA)
 
 #endif

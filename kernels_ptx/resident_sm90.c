@@ -69,7 +69,27 @@ typedef struct res_ctl {
 } res_ctl;
 typedef __attribute__((address_space(3))) res_ctl res_ctl_s;
 
-_Static_assert(sizeof(res_ctl) <= BC_RESIDENT_SMEM_EXTRA - 96 * BC_RESIDENT_MAX_OPS, "resident control block");
+_Static_assert(sizeof(res_ctl) <= 64, "resident control block");
+
+/* One phase of the program as this CTA walks it, worked out once per
+ * launch (res_plan_phases) so that a step reads it instead of scanning the
+ * operations and dividing out its tile coordinates: the operations
+ * [j0, j1), whether a grid barrier opens the phase (RES_PH_BARRIER) and
+ * whether it holds copies (RES_PH_COPY), the tiles of its GEMMs, and when
+ * the CTA has one (RES_PH_FIRST: ctaid < tiles) the operation that owns
+ * tile ctaid and that tile's coordinates. */
+typedef struct res_phase {
+    uint8_t j0, j1, flags, first_j;
+    uint32_t tiles;
+    uint32_t tm, tn;
+} res_phase;
+typedef __attribute__((address_space(3))) res_phase res_phase_s;
+#define RES_PH_BARRIER 1u
+#define RES_PH_COPY 2u
+#define RES_PH_FIRST 4u
+_Static_assert(sizeof(res_phase) == 16 && BC_RESIDENT_MAX_OPS < 256, "res_phase layout");
+_Static_assert(BC_RESIDENT_SMEM_EXTRA == 96 * BC_RESIDENT_MAX_OPS + 64 + 16 * BC_RESIDENT_MAX_OPS,
+               "the shared-memory map: infos, control block, phases");
 #ifdef BC_RES_TRACE
 _Static_assert(__builtin_offsetof(res_ctl, tr_sync) + 96 * BC_RESIDENT_MAX_OPS == BC_TRACE_CTL &&
                    __builtin_offsetof(res_ctl, tr_step) == __builtin_offsetof(res_ctl, tr_sync) + 8,
@@ -110,6 +130,11 @@ BC_DEVICE const res_info_s *res_info(sm90_shape g, uint32_t base, uint32_t j)
 BC_DEVICE res_ctl_s *res_ctl_of(sm90_shape g, uint32_t base)
 {
     return (res_ctl_s *)(uintptr_t)(res_smem(g, base) + 96u * BC_RESIDENT_MAX_OPS);
+}
+
+BC_DEVICE res_phase_s *res_phase_of(sm90_shape g, uint32_t base, uint32_t p)
+{
+    return (res_phase_s *)(uintptr_t)(res_smem(g, base) + 96u * BC_RESIDENT_MAX_OPS + 64u + 16u * p);
 }
 
 /* The ring position (producer and consumers) and the count of staging
@@ -237,20 +262,19 @@ typedef struct res_early {
     uint32_t kbs, stage0;
 } res_early;
 
-/* Producer, before the barrier that opens phase [j0, j1): the B halves of
- * its first tile's first stages, if that tile's B may be read early. */
-BC_DEVICE res_early res_load_b_early(sm90_shape g, uint64_t program, uint32_t base, uint32_t j0, uint32_t j1,
+/* Producer, before the barrier that opens phase ph: the B halves of its
+ * first tile's first stages, if that tile's B may be read early. */
+BC_DEVICE res_early res_load_b_early(sm90_shape g, uint64_t program, uint32_t base, const res_phase_s *ph,
                                      res_state *s)
 {
     res_early early = {0, s->stage};
-    const uint32_t t = bc_ctaid_x();
-    if (t >= res_info(g, base, j0)->phase_tiles)
+    if (!(ph->flags & RES_PH_FIRST))
         return early;
-    const uint32_t j = res_owner(g, base, j0, j1, t);
+    const uint32_t j = ph->first_j;
     const res_info_s *op = res_info(g, base, j);
     if (op->kind != BC_RESIDENT_OP_GEMM || !op->prefetch_b)
         return early;
-    const bc_tile tile = bc_tile_of(t - op->tile0, op->tiles_m, op->tiles_n, op->group_m);
+    const bc_tile tile = {ph->tm, ph->tn};
     const uint64_t tmap_b = program + (uint64_t)j * sizeof(bc_resident_op) + 128u;
     early.kbs = op->k_blocks < g.stages ? op->k_blocks : g.stages;
     for (uint32_t kb = 0; kb < early.kbs; kb++) {
@@ -275,20 +299,23 @@ BC_DEVICE void res_load_a_late(sm90_shape g, uint64_t tmap_a, bc_tile tile, uint
     }
 }
 
-/* This thread's part of the GEMM tiles of phase [j0, j1). */
-BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, uint32_t j0, uint32_t j1,
-                              uint32_t tiles, res_state *s, res_early early, uint64_t sync, uint32_t tev,
-                              uint32_t tid)
+/* This thread's part of the GEMM tiles of phase ph: the first from the
+ * phase plan, any further ones worked out here. */
+BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, const res_phase_s *ph, res_state *s,
+                              res_early early, uint64_t sync, uint32_t tev, uint32_t tid)
 {
     const uint32_t wg = tid / 128u;
     BC_TRACE_G(g, base, 33u, 128u);
     BC_TRACE_G(g, base, 39u, 0u);
     if (wg == 0 && tid != 0)
         return;
+    const uint32_t tiles = ph->tiles;
     for (uint32_t t = bc_ctaid_x(); t < tiles; t += bc_nctaid_x()) {
-        const uint32_t j = res_owner(g, base, j0, j1, t);
+        const int first = t == bc_ctaid_x();
+        const uint32_t j = first ? ph->first_j : res_owner(g, base, ph->j0, ph->j1, t);
         const res_info_s *op = res_info(g, base, j);
-        const bc_tile tile = bc_tile_of(t - op->tile0, op->tiles_m, op->tiles_n, op->group_m);
+        const bc_tile tile =
+            first ? (bc_tile){ph->tm, ph->tn} : bc_tile_of(t - op->tile0, op->tiles_m, op->tiles_n, op->group_m);
         const uint64_t maps = program + (uint64_t)j * sizeof(bc_resident_op);
         /* the epilogue reads its parameters from shared memory as it goes
          * (the launched kernel reads them from parameter space) */
@@ -337,27 +364,58 @@ BC_DEVICE void res_step(sm90_shape g, uint64_t program, uint32_t base, uint32_t 
         bc_fence_proxy_async_global();
     if (tid == 0)
         RES_TRACE(sync, ctl->word, 20u);
-    for (uint32_t j0 = 0, j1, tev = 2u; j0 < nops; j0 = j1, tev = tev < 20u ? tev + 6u : tev) {
-        for (j1 = j0 + 1; j1 < nops && !res_info(g, base, j1)->barrier; j1++) {
-        }
+    for (uint32_t p = 0, j0 = 0, tev = 2u; j0 < nops; p++, tev = tev < 20u ? tev + 6u : tev) {
+        const res_phase_s *ph = res_phase_of(g, base, p);
+        const uint32_t j1 = ph->j1;
         res_early early = {0, 0};
-        if (res_info(g, base, j0)->barrier) {
+        if (ph->flags & RES_PH_BARRIER) {
             if (tid == 0)
-                early = res_load_b_early(g, program, base, j0, j1, s);
+                early = res_load_b_early(g, program, base, ph, s);
             if (tid == 0)
                 RES_TRACE(sync, ctl->word, tev);
             res_grid_sync(ctl, sync, tev, tid);
         }
-        uint32_t tiles = 0;
+        if (ph->flags & RES_PH_COPY)
+            for (uint32_t j = j0; j < j1; j++)
+                if (res_info(g, base, j)->kind == BC_RESIDENT_OP_COPY)
+                    res_copy(res_info(g, base, j), tid);
+        if (ph->tiles)
+            res_gemm_tiles(g, program, base, ph, s, early, sync, tev, tid);
+        j0 = j1;
+    }
+}
+
+/* Thread 0, once per launch: the phase plan (res_phase) of this CTA. */
+BC_DEVICE void res_plan_phases(sm90_shape g, uint32_t base, uint32_t nops)
+{
+    const uint32_t t = bc_ctaid_x();
+    for (uint32_t p = 0, j0 = 0, j1; j0 < nops; p++, j0 = j1) {
+        for (j1 = j0 + 1; j1 < nops && !res_info(g, base, j1)->barrier; j1++) {
+        }
+        res_phase_s *ph = res_phase_of(g, base, p);
+        uint32_t flags = res_info(g, base, j0)->barrier ? RES_PH_BARRIER : 0u, tiles = 0;
         for (uint32_t j = j0; j < j1; j++) {
             const res_info_s *op = res_info(g, base, j);
             if (op->kind == BC_RESIDENT_OP_COPY)
-                res_copy(op, tid);
+                flags |= RES_PH_COPY;
             else
                 tiles = op->phase_tiles;
         }
-        if (tiles)
-            res_gemm_tiles(g, program, base, j0, j1, tiles, s, early, sync, tev, tid);
+        ph->j0 = (uint8_t)j0;
+        ph->j1 = (uint8_t)j1;
+        ph->tiles = tiles;
+        ph->first_j = (uint8_t)j0;
+        ph->tm = ph->tn = 0;
+        if (t < tiles) {
+            const uint32_t j = res_owner(g, base, j0, j1, t);
+            const res_info_s *op = res_info(g, base, j);
+            const bc_tile tile = bc_tile_of(t - op->tile0, op->tiles_m, op->tiles_n, op->group_m);
+            flags |= RES_PH_FIRST;
+            ph->first_j = (uint8_t)j;
+            ph->tm = tile.m;
+            ph->tn = tile.n;
+        }
+        ph->flags = (uint8_t)flags;
     }
 }
 
@@ -389,6 +447,8 @@ BC_DEVICE void res_setup(sm90_shape g, uint64_t program, uint64_t first_seq, uin
         ctl->idle_since = bc_globaltimer_ns();
     }
     bc_syncthreads();
+    if (tid == 0) /* read by every thread after the step loop's first CTA barrier */
+        res_plan_phases(g, base, nops);
     for (uint32_t j = 0; j < nops; j++) {
         const res_info_s *op = res_info(g, base, j);
         const uint64_t maps = program + (uint64_t)j * sizeof(bc_resident_op);
