@@ -7,7 +7,9 @@
  * same main loop and epilogue), so each output tile is reduced and rounded
  * exactly as a launch of the plan does it (byte-identical results). The
  * shared-memory map is the configuration's, followed by the operation infos
- * (copied from the program once per launch) and one broadcast word.
+ * (copied from the program once per launch), a 64-byte control block and
+ * the CTA's phase plan (one 16-byte entry per phase, worked out once per
+ * launch: res_plan_phases).
  *
  * A step:
  *   1. CTA 0's thread 0 polls the doorbell (ld.acquire.sys on mapped pinned

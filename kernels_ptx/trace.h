@@ -3,7 +3,10 @@
  * The resident kernel keeps the sync block's address and the step in its
  * control block (res_ctl.tr_sync, .tr_step: BC_TRACE_CTL bytes past the
  * barriers), where the hooks read them. Launched kernels (res 0) never
- * stamp. Without BC_RES_TRACE every hook is empty. */
+ * stamp. Without BC_RES_TRACE every hook is empty. Limits of the
+ * diagnostic: 132 CTAs at most (the H100's SMs); phases past the fourth
+ * share the fourth's slots (20-25) with the unnumbered events; with two
+ * consumer warpgroups the epilogue's stamps of both land in one slot. */
 #ifndef BC_KERNELS_TRACE_H
 #define BC_KERNELS_TRACE_H
 

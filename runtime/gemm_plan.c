@@ -227,11 +227,13 @@ static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, cons
                        "sm_100, sm_101, sm_103, sm_110)", c->name, c->tmem_cols, dev->info.cc_major,
                        dev->info.cc_minor, tmem);
     CUfunction fn = dev->image.fn[c->kernel[d->ab_type][d->d_type]];
-    if (fn == NULL)
+    if (fn == NULL) /* only a named family's (the optional portable group on sm_90a) or no kernel at all */
         return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "kernel %s is not loaded: %s",
                        kernel_names[c->kernel[d->ab_type][d->d_type]],
                        dev->cfg.skip_kernel_load ? "the device was opened with skip_kernel_load"
-                       : "the device was opened without BC_KERNELS_PORTABLE in bc_device_config.kernel_groups");
+                       : named_family != NULL && family_role(named_family, dev) == BC__ROLE_NAMED
+                           ? "the device was opened without BC_KERNELS_PORTABLE in bc_device_config.kernel_groups"
+                           : "the image lacks it");
     *out = c;
     *out_split = split;
     *out_fn = fn;

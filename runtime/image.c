@@ -2,8 +2,10 @@
  * a user's (module.c: parse, digests, select, cuModuleLoadDataEx), then the
  * manifest kernels of its family resolved into the fast table the GEMM and
  * the self-tests launch from, each with its dynamic shared-memory limit.
- * Resolving every manifest kernel also forces each one to load under
- * CUDA_MODULE_LOADING=LAZY, so every failure happens at open. */
+ * Resolving a manifest kernel also forces it to load under
+ * CUDA_MODULE_LOADING=LAZY, so every failure of a resolved kernel happens
+ * at open; the optional groups not asked for (bc_device_config.kernel_groups)
+ * are left unresolved, and their plans fail at creation instead. */
 #include <stdio.h>
 #include <string.h>
 

@@ -32,8 +32,10 @@ typedef struct bc__image_timing {
 /* Loads the embedded fatbin for dev (its compute capability) through the
  * module loader: selection by the documented rule, the selected entry's
  * digest against the one the build recorded for it, cuModuleLoadDataEx in place (the blob outlives every module), then
- * every kernel the manifest lists for that image's family is resolved into
- * img->fn and each one's dynamic shared-memory limit is set. On failure
+ * every kernel the manifest lists for that image's families is resolved into
+ * img->fn and each one's dynamic shared-memory limit is set, but the
+ * optional groups dev->cfg.kernel_groups does not ask for (their img->fn
+ * entries stay NULL). On failure
  * *img is left empty and nothing is loaded. The device's context must be
  * current. The module is not on the device's list of user modules. */
 bc_status bc__image_load(bc_device *dev, bc__image *img, bc__image_timing *out_timing);

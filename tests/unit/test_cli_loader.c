@@ -105,6 +105,11 @@ static void test_boot_kernel_groups(void **state)
     run_cli(&r, "boot", "--kernel-groups", "resident,tensor");
     assert_int_equal(r.rc, BC_EXIT_USAGE);
     has(r.err, "bad kernel group list");
+    static const char *const empty[] = {"", "resident,", ",resident", "resident,,portable"};
+    for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++) {
+        run_cli(&r, "boot", "--kernel-groups", empty[i]);
+        assert_int_equal(r.rc, BC_EXIT_USAGE);
+    }
 }
 
 /* Jetson Orin (8.7) and consumer Blackwell (12.0): the portable image, and

@@ -333,8 +333,12 @@ static long parse_groups(const char *list)
         uint32_t bits;
     } names[] = {{"resident", BC_KERNELS_RESIDENT}, {"portable", BC_KERNELS_PORTABLE}, {"all", BC_KERNELS_ALL}};
     uint32_t groups = 0;
+    if (*list == '\0')
+        return -1;
     for (const char *p = list; *p;) {
         const size_t len = strcspn(p, ",");
+        if (len == 0 || (p[len] == ',' && p[len + 1] == '\0'))
+            return -1; /* an empty name */
         size_t i = 0;
         while (i < sizeof names / sizeof names[0] && (strlen(names[i].name) != len || strncmp(p, names[i].name, len)))
             i++;

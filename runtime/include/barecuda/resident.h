@@ -62,7 +62,10 @@ bc_status bc_resident_config_default(bc_resident_config *out_cfg);
  * be whole-tile sm_90a plans of one configuration with a resident kernel
  * (every whole-tile one but sm90_128x256; BC_ERR_INVALID_ARGUMENT naming
  * the first that is not); they may be destroyed afterwards. cfg may be NULL
- * (the defaults). BC_ERR_LAUNCH_CONFIG when the device cannot keep
+ * (the defaults). BC_ERR_NO_KERNEL_FOR_DEVICE when the device was opened
+ * without BC_KERNELS_RESIDENT in bc_device_config.kernel_groups (the
+ * executor's kernels are resolved at open only when asked for).
+ * BC_ERR_LAUNCH_CONFIG when the device cannot keep
  * cfg->sm_count CTAs resident at once; BC_ERR_NOT_SUPPORTED without
  * cooperative launch. Nothing is launched. On failure *out_res is untouched
  * and nothing is leaked. */
