@@ -49,7 +49,6 @@
 #include "ptx/prefetch.h"
 #include "ptx/smem.h"
 #include "ptx/tma.h"
-#include "trace.h"
 
 /* Byte offset `off` inside a staging buffer whose rows are `inner` bytes
  * (128: SWIZZLE_128B; 64: SWIZZLE_64B): the 16-byte chunk index XORed with
@@ -79,9 +78,6 @@ typedef struct bc_sm90_epi_at {
     uint32_t cfirst;      /* ring index of the tile's first C stage */
     uint32_t stage_bytes; /* compile-time constant of the configuration */
     uint32_t stages;      /* compile-time constant of the configuration */
-#ifdef BC_RES_TRACE
-    uint32_t tr_ctl; /* diagnostic builds: trace.h */
-#endif
 } bc_sm90_epi_at;
 
 BC_DEVICE uint32_t bc_sm90_next_buf(const bc_sm90_epi_at *at, uint32_t *seq)
@@ -265,13 +261,10 @@ BC_DEVICE void bc_sm90_epi_staged(const bc_epi *e, const float *acc, const uint3
         if (tma && at->t128 == 0)
             bc_bulk_wait_read(1); /* the store that last read `buf` is done reading */
         bc_bar_sync(at->bar, 128);
-        BC_TRACE_AT(at, 35u);
         bc_sm90_stage_chunk(e, acc, bn, esize, out_t, at, q, buf, pre);
-        BC_TRACE_AT(at, 36u);
         if (tma)
             bc_fence_proxy_async_smem(); /* our st.shared before the TMA unit reads them */
         bc_bar_sync(at->bar, 128);
-        BC_TRACE_AT(at, 37u);
         if (!tma) {
             bc_sm90_copyout_chunk(e, cols, esize, at, at->col0 + q * cols, buf);
         } else if (at->t128 == 0) {

@@ -42,7 +42,6 @@
 #include "ring.h"
 #include "splitk.h"
 #include "tile_sched.h"
-#include "trace.h"
 
 extern __attribute__((address_space(3))) __attribute__((aligned(1024))) uint8_t bc_sm90_smem[];
 
@@ -57,15 +56,7 @@ typedef struct sm90_sched {
 /* The compile-time shape of a configuration. */
 typedef struct sm90_shape {
     uint32_t cons, bn, stages, ks, ar;
-#ifdef BC_RES_TRACE
-    uint32_t res; /* diagnostic builds: 1 in the resident kernels (trace.h) */
-#endif
 } sm90_shape;
-#ifdef BC_RES_TRACE
-#define BC__TRACE_LAUNCHED , 0
-#else
-#define BC__TRACE_LAUNCHED
-#endif
 
 /* Shared-memory map, from the 1024-byte aligned base: the stages, the
  * staging buffers (2 per consumer), then the full[] and empty[] barriers. A
@@ -160,23 +151,11 @@ BC_DEVICE void sm90_produce_tile(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b,
 {
     for (uint32_t kb = kb0; kb < kb1; kb++) {
         bc_mbar_wait(sm90_empty(g, base, *stage), bc_ring_empty_parity(*phase));
-        if (kb == kb0)
-            BC_TRACE_G(g, base, 21u, 0u);
-        if (kb == kb0 + 1u)
-            BC_TRACE_G(g, base, 41u, 0u);
         const uint32_t full = sm90_full(g, base, *stage), sa = sm90_stage(g, base, *stage);
         const int32_t k0 = (int32_t)(kb * BC_SM90_BK);
         bc_mbar_arrive_expect_tx(full, BC_SM90_STAGE_BYTES(g.ar, g.bn));
         bc_tma_load_2d(sa, tmap_a, k0, (int32_t)(tile.m * 64u * g.cons), full);
-        if (kb == kb0)
-            BC_TRACE_G(g, base, 22u, 0u);
         bc_tma_load_2d(sa + BC_SM90_A_STAGE_BYTES(g.ar), tmap_b, k0, (int32_t)(tile.n * g.bn), full);
-        if (kb == kb0)
-            BC_TRACE_G(g, base, 23u, 0u);
-        if (kb == kb0 + 1u)
-            BC_TRACE_G(g, base, 42u, 0u);
-        if (kb == kb0 + 7u)
-            BC_TRACE_G(g, base, 43u, 0u);
         sm90_advance(g, stage, phase);
     }
     if (e->flags & BC_GEMM_F_C_SMEM)
@@ -203,12 +182,6 @@ BC_DEVICE void sm90_mainloop(sm90_shape g, float *acc, uint32_t base, uint32_t c
     uint32_t prev = 0;
     for (uint32_t kb = kb0; kb < kb1; kb++) {
         bc_mbar_wait(sm90_full(g, base, *stage), bc_ring_full_parity(*phase));
-        if (kb == kb0 + 1u)
-            BC_TRACE_G(g, base, 44u, 128u);
-        if (kb == kb0 + 7u)
-            BC_TRACE_G(g, base, 45u, 128u);
-        if (kb == kb1 - 1u)
-            BC_TRACE_G(g, base, 46u, 128u);
         const uint32_t sa = sm90_stage(g, base, *stage) + c * (64u * 128u);
         const uint32_t sb = sm90_stage(g, base, *stage) + BC_SM90_A_STAGE_BYTES(g.ar);
         bc_wgmma_fence();
@@ -281,7 +254,6 @@ BC_DEVICE void sm90_consume_tile(sm90_shape g, const bc_epi *e, float *acc, bc_s
                                  uint32_t kb0, uint32_t kb1, uint32_t base, uint32_t c, int f16, int out_t,
                                  uint32_t *stage, uint32_t *phase, uint32_t *seq)
 {
-    BC_TRACE_G(g, base, 31u, 128u);
     /* narrow tiles: the bias into registers now, its latency spent during the main loop; wider ones:
      * into L1. The split-K finish reads the bias through the generic epilogue. */
     float bias_pre[16];
@@ -290,7 +262,6 @@ BC_DEVICE void sm90_consume_tile(sm90_shape g, const bc_epi *e, float *acc, bc_s
         bc_sm90_load_bias(e, g.bn, tile.n * g.bn, at->t128, out_t, bias_pre);
     else if (!g.ks)
         bc_sm90_prefetch_bias(e, g.bn, tile.n * g.bn, at->t128, out_t);
-    BC_TRACE_G(g, base, 25u, 128u);
     if (f16)
         sm90_mainloop(g, acc, base, c, kb0, kb1, stage, phase, 1);
     else
@@ -299,7 +270,6 @@ BC_DEVICE void sm90_consume_tile(sm90_shape g, const bc_epi *e, float *acc, bc_s
         sm90_split_finish(g, e, acc, base, tile, c, out_t);
         return;
     }
-    BC_TRACE_G(g, base, 24u, 128u);
     const uint32_t esize = out_t == BC_OUT_F32 ? 4u : 2u;
     const int c_smem = (e->flags & BC_GEMM_F_C_SMEM) != 0;
     if (c_smem)
@@ -307,7 +277,6 @@ BC_DEVICE void sm90_consume_tile(sm90_shape g, const bc_epi *e, float *acc, bc_s
     at->row0 = tile.m * 64u * g.cons + c * 64u;
     at->col0 = tile.n * g.bn;
     bc_sm90_epilogue(e, acc, g.bn, out_t, at, seq, pre ? bias_pre : (const float *)0);
-    BC_TRACE_G(g, base, 30u, 128u);
     if (c_smem)
         sm90_release_c(g, base, esize, at->cfirst, at);
 }
@@ -321,7 +290,7 @@ BC_DEVICE void sm90_consumer(sm90_shape g, const sm90_sched *sc, const bc_epi *e
     uint32_t stage = 0, phase = 0, seq = 0, kb0, kb1;
     sm90_k_range(g, sc, &kb0, &kb1);
     bc_sm90_epi_at at = {0, 0, sm90_epi_buf(g, base, c), SM90_BAR_EPI0 + c, t128, tmap_d,
-                         c, sm90_stage(g, base, 0), 0, BC_SM90_STAGE_BYTES(g.ar, g.bn), g.stages BC__TRACE_LAUNCHED};
+                         c, sm90_stage(g, base, 0), 0, BC_SM90_STAGE_BYTES(g.ar, g.bn), g.stages};
     for (uint32_t t = sm90_first(g); t < tiles; t += sm90_stride(g, sc))
         sm90_consume_tile(g, e, acc, &at, bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m), kb0, kb1, base, c,
                           f16, out_t, &stage, &phase, &seq);
@@ -383,7 +352,7 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
 #define BC__SM90_KERNEL(name, cons, bn, stages, ks, ar)                                            \
     BC_KERNEL void name(bc_gemm_params p)                                                          \
     {                                                                                              \
-        const sm90_shape g = {cons, bn, stages, ks, ar BC__TRACE_LAUNCHED};                        \
+        const sm90_shape g = {cons, bn, stages, ks, ar};                        \
         sm90_sched sc = {p.tiles_m, p.tiles_n, p.k_blocks, p.group_m};                             \
         bc_epi e = {p.d, p.c, p.bias, p.m, p.n, p.ldd, p.ldc, p.alpha, p.beta, p.flags};           \
         sm90_gemm(g, bc_param_addr(#name "_param_0", 0), bc_param_addr(#name "_param_0", 128),     \

@@ -36,8 +36,8 @@
 /* The sync block (device memory, zeroed before each launch). */
 #define BC_RESIDENT_SYNC_ARRIVE 0   /* u64: grid-barrier arrivals, counted up forever */
 #define BC_RESIDENT_SYNC_STEP 128   /* u64: the doorbell value CTA 0 hands to the other CTAs */
-#ifdef BC_RES_TRACE /* diagnostic builds: 8 steps x 132 CTAs x 64 stamps of 16 bytes after the block */
-#define BC_RESIDENT_SYNC_BYTES (256 + 8 * 132 * 64 * 16)
+#ifdef BC_RES_TRACE /* diagnostic builds: 8 steps x 132 CTAs x 32 stamps of 16 bytes after the block */
+#define BC_RESIDENT_SYNC_BYTES (256 + 8 * 132 * 32 * 16)
 #else
 #define BC_RESIDENT_SYNC_BYTES 256
 #endif

@@ -65,9 +65,6 @@ typedef struct res_ctl {
     uint64_t syncs;      /* grid barriers and arrivals so far */
     uint64_t step_word;  /* the last step word read (CTAs other than 0) */
     uint64_t idle_since; /* globaltimer when the last step ended */
-#ifdef BC_RES_TRACE
-    uint64_t tr_sync, tr_step; /* diagnostic builds: read by the hooks of trace.h */
-#endif
 } res_ctl;
 typedef __attribute__((address_space(3))) res_ctl res_ctl_s;
 
@@ -92,14 +89,6 @@ typedef __attribute__((address_space(3))) res_phase res_phase_s;
 _Static_assert(sizeof(res_phase) == 16 && BC_RESIDENT_MAX_OPS < 256, "res_phase layout");
 _Static_assert(BC_RESIDENT_SMEM_EXTRA == 96 * BC_RESIDENT_MAX_OPS + 64 + 16 * BC_RESIDENT_MAX_OPS,
                "the shared-memory map: infos, control block, phases");
-#ifdef BC_RES_TRACE
-_Static_assert(__builtin_offsetof(res_ctl, tr_sync) + 96 * BC_RESIDENT_MAX_OPS == BC_TRACE_CTL &&
-                   __builtin_offsetof(res_ctl, tr_step) == __builtin_offsetof(res_ctl, tr_sync) + 8,
-               "trace.h reads tr_sync and tr_step there");
-#define BC__TRACE_RES , 1
-#else
-#define BC__TRACE_RES
-#endif
 /* the epilogue reads its parameters in place from the shared copy */
 _Static_assert(__builtin_offsetof(bc_resident_opinfo, d) == __builtin_offsetof(bc_epi, d) &&
                    __builtin_offsetof(bc_resident_opinfo, c) == __builtin_offsetof(bc_epi, c) &&
@@ -115,8 +104,23 @@ _Static_assert(__builtin_offsetof(bc_resident_opinfo, d) == __builtin_offsetof(b
 
 #define RES_SLEEP_MIN_NS 256u
 
-#ifdef BC_RES_TRACE /* diagnostic builds only: kernels_ptx/trace.h */
-#define RES_TRACE(sync, step, ev) bc_trace_at(sync, step, ev)
+/* Diagnostic builds only (-DBC_RES_TRACE, tools/res_trace.sh; never
+ * shipped): the calling thread stamps %globaltimer and %clock64 as event ev of
+ * this CTA for one step in eight, after the sync block (resident_abi.h).
+ * Events: 0 the step seen, 1 the consumers released, 2 + 6p.. 7 + 6p
+ * phase p (barrier entered, stores published, barrier left, first stage
+ * landed, first tile done, its loads issued; phases past the fourth share
+ * the fourth's), 26-28 the step's end (published, arrived, all arrived). */
+#ifdef BC_RES_TRACE
+BC_DEVICE void res_trace(uint64_t sync, uint64_t step, uint32_t ev)
+{
+    uint64_t clk;
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(clk));
+    const uint64_t t = bc_globaltimer_ns();
+    const uint64_t a = sync + 256u + (((step & 7u) * 132u + bc_ctaid_x()) * 32u + ev) * 16u;
+    asm volatile("st.global.v2.u64 [%0], {%1, %2};" ::"l"(a), "l"(t), "l"(clk) : "memory");
+}
+#define RES_TRACE(sync, step, ev) res_trace(sync, step, ev)
 #else
 #define RES_TRACE(sync, step, ev) ((void)0)
 #endif
@@ -307,8 +311,6 @@ BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, con
                               res_early early, uint64_t sync, uint32_t tev, uint32_t tid)
 {
     const uint32_t wg = tid / 128u;
-    BC_TRACE_G(g, base, 33u, 128u);
-    BC_TRACE_G(g, base, 39u, 0u);
     if (wg == 0 && tid != 0)
         return;
     const uint32_t tiles = ph->tiles;
@@ -324,8 +326,6 @@ BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, con
         const bc_epi *e = (const bc_epi *)op;
         if (wg == 0) {
             res_load_a_late(g, maps, tile, base, early); /* the first tile's stages loaded early, if any */
-            if (t == bc_ctaid_x())
-                BC_TRACE_G(g, base, 40u, 0u);
             sm90_produce_tile(g, maps, maps + 128u, maps + 512u, e, tile, early.kbs, op->k_blocks, base,
                               op->d_type == BC_OUT_F32 ? 4u : 2u, &s->stage, &s->phase);
             if (t == bc_ctaid_x())
@@ -336,13 +336,7 @@ BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, con
         const uint32_t c = wg - 1u;
         float acc[128]; /* per tile: its old values are dead between tiles */
         bc_sm90_epi_at at = {0, 0, sm90_epi_buf(g, base, c), SM90_BAR_EPI0 + c, tid % 128u, maps + 256u,
-                             c, sm90_stage(g, base, 0), 0, BC_SM90_STAGE_BYTES(g.ar, g.bn), g.stages
-#ifdef BC_RES_TRACE
-                             , res_smem(g, base)
-#endif
-        };
-        if (t == bc_ctaid_x())
-            BC_TRACE_G(g, base, 34u, 128u);
+                             c, sm90_stage(g, base, 0), 0, BC_SM90_STAGE_BYTES(g.ar, g.bn), g.stages};
 #ifdef BC_RES_TRACE
         if (t == bc_ctaid_x() && tid == 128u) {
             bc_mbar_wait(sm90_full(g, base, s->stage), bc_ring_full_parity(s->phase));
@@ -360,12 +354,8 @@ BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, con
 BC_DEVICE void res_step(sm90_shape g, uint64_t program, uint32_t base, uint32_t nops, uint64_t sync, res_state *s,
                         res_ctl_s *ctl, uint32_t tid)
 {
-    BC_TRACE_G(g, base, 32u, 128u);
-    BC_TRACE_G(g, base, 38u, 0u);
     if (tid == 0) /* the loads below read what the host copied in, or the last step stored */
         bc_fence_proxy_async_global();
-    if (tid == 0)
-        RES_TRACE(sync, ctl->word, 20u);
     for (uint32_t p = 0, j0 = 0, tev = 2u; j0 < nops; p++, tev = tev < 20u ? tev + 6u : tev) {
         const res_phase_s *ph = res_phase_of(g, base, p);
         const uint32_t j1 = ph->j1;
@@ -489,10 +479,6 @@ BC_DEVICE void res_kernel(sm90_shape g, uint64_t program, uint64_t sync, uint64_
         if (tid == 0) {
             res_next_step(ctl, doorbell, sync, spin_ns, max_sleep_ns);
             RES_TRACE(sync, ctl->word, 0u);
-#ifdef BC_RES_TRACE
-            ctl->tr_sync = sync;
-            ctl->tr_step = ctl->word;
-#endif
         }
         bc_syncthreads_divergent();
         const uint64_t v = ctl->word;
@@ -520,7 +506,7 @@ BC_DEVICE void res_kernel(sm90_shape g, uint64_t program, uint64_t sync, uint64_
 #define BC__RESIDENT_KERNEL(name, cons, bn, stages, ks, ar)                                                 \
     BC_KERNEL void name(bc_resident_params p)                                                               \
     {                                                                                                       \
-        const sm90_shape g = {cons, bn, stages, ks, ar BC__TRACE_RES};                                      \
+        const sm90_shape g = {cons, bn, stages, ks, ar};                                                    \
         res_kernel(g, p.program, p.sync, p.doorbell, p.done, p.first_seq, p.ops, p.spin_ns, p.max_sleep_ns, \
                    p.sys_release);                                                                          \
     }

@@ -2,7 +2,8 @@
 # Builds the resident executor's diagnostic variant: the library and CLI of
 # the working tree compiled with -DBC_RES_TRACE, in build-trace/ (its own
 # copy of the sources). Its resident kernels stamp %globaltimer and %clock64
-# at fixed points of one step in eight (kernels_ptx/trace.h), and
+# at fixed points of one step in eight (res_trace in
+# kernels_ptx/resident_sm90.c: the events are listed there), and
 # bc_resident_stop appends the stamps to $BC_RES_TRACE_FILE;
 # tools/res_trace.py prints where a step's time goes. Never shipped: the
 # normal build compiles every hook to nothing (its cubin is unchanged).
