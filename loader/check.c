@@ -26,14 +26,35 @@ uint64_t bc__loader_headers_digest(const uint8_t *buf, const bc__fatbin_entry *e
     return bc__xxh64(h, (n < BC__LOADER_MAX_ENTRIES ? n : BC__LOADER_MAX_ENTRIES) * sizeof h[0], 0);
 }
 
+/* What the build recorded of an embedded blob (bc__loader_check_entry):
+ * one digest per entry and one over the entry headers. */
+typedef struct entry_table {
+    const uint64_t *digests;
+    size_t count;
+    uint64_t headers;
+} entry_table;
+
+/* Parse, then (with a table) the entry count and headers against it before
+ * any header is trusted, then selection. */
 static bc_status check_container(const uint8_t *buf, size_t len, int cc_major, int cc_minor, int allow_ptx_jit,
-                                 bc__loader_choice *c)
+                                 const entry_table *tab, bc__loader_choice *c)
 {
     bc__fatbin_entry entries[BC__LOADER_MAX_ENTRIES];
     size_t n = 0, sel = 0;
     bc_status st = parse_container(buf, len, entries, &n);
     if (st)
         return st;
+    if (tab != NULL) { /* the count, then every entry header (kind, arch, flags: what selection reads) */
+        if (n != tab->count)
+            return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
+                           "the blob holds %zu entries; its digest table %zu (blob and table from different builds)",
+                           n, tab->count);
+        const uint64_t hd = bc__loader_headers_digest(buf, entries, n);
+        if (hd != tab->headers)
+            return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
+                           "the %zu entry headers hash to XXH64 0x%016llx; expected 0x%016llx", n,
+                           (unsigned long long)hd, (unsigned long long)tab->headers);
+    }
     if (allow_ptx_jit && !bc__any_cubin_runs(entries, n, cc_major, cc_minor)) {
         st = bc__select_ptx(entries, n, cc_major, cc_minor, &sel);
         c->jit = 1;
@@ -62,12 +83,13 @@ static bc_status check_cubin(const uint8_t *buf, size_t len, int cc_major, int c
     return BC_OK;
 }
 
-/* The parse and selection both checks share, after their digest step. */
+/* The parse and selection both checks share (tab: a container's entry
+ * table, checked before selection; NULL: none). */
 static bc_status check_select(const uint8_t *buf, size_t len, int cc_major, int cc_minor, int allow_ptx_jit,
-                              bc__loader_choice *c)
+                              const entry_table *tab, bc__loader_choice *c)
 {
     bc_status st = bc__is_elf(buf, len) ? check_cubin(buf, len, cc_major, cc_minor, c)
-                                        : check_container(buf, len, cc_major, cc_minor, allow_ptx_jit, c);
+                                        : check_container(buf, len, cc_major, cc_minor, allow_ptx_jit, tab, c);
     if (st)
         return st;
     bc__fatbin_arch_name(&c->entry, c->arch, sizeof c->arch);
@@ -87,44 +109,10 @@ bc_status bc__loader_check(const uint8_t *buf, size_t len, const uint64_t *expec
         return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
                        "the %zu bytes hash to XXH64 0x%016llx; expected 0x%016llx", len,
                        (unsigned long long)c.digest, (unsigned long long)*expected_digest);
-    bc_status st = check_select(buf, len, cc_major, cc_minor, allow_ptx_jit, &c);
+    bc_status st = check_select(buf, len, cc_major, cc_minor, allow_ptx_jit, NULL, &c);
     if (st)
         return st;
     *out = c;
-    return BC_OK;
-}
-
-/* bc__loader_check_entry for a container: parse, the headers' digest,
- * selection, then the selected entry's digest. */
-static bc_status check_container_entry(const uint8_t *buf, size_t len, const uint64_t *entry_digests, size_t count,
-                                       uint64_t headers_digest, int cc_major, int cc_minor, bc__loader_choice *c)
-{
-    bc__fatbin_entry entries[BC__LOADER_MAX_ENTRIES];
-    size_t n = 0, sel = 0;
-    bc_status st = parse_container(buf, len, entries, &n);
-    if (st)
-        return st;
-    if (n != count)
-        return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
-                       "the blob holds %zu entries; its digest table %zu (blob and table from different builds)", n,
-                       count);
-    /* every entry header (kind, arch, flags: what selection reads) before any is trusted */
-    const uint64_t hd = bc__loader_headers_digest(buf, entries, n);
-    if (hd != headers_digest)
-        return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
-                       "the %zu entry headers hash to XXH64 0x%016llx; expected 0x%016llx", n,
-                       (unsigned long long)hd, (unsigned long long)headers_digest);
-    st = bc__select_image(entries, n, cc_major, cc_minor, &sel);
-    if (st)
-        return st;
-    c->entry = entries[sel], c->entries = (int)n, c->index = (int)sel;
-    bc__fatbin_arch_name(&c->entry, c->arch, sizeof c->arch);
-    const size_t lo = c->entry.header_offset, bytes = c->entry.payload_offset + c->entry.payload_size - lo;
-    c->digest = bc__xxh64(buf + lo, bytes, 0);
-    if (c->digest != entry_digests[sel])
-        return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
-                       "entry %zu (%s, %zu bytes) hashes to XXH64 0x%016llx; expected 0x%016llx", sel, c->arch,
-                       bytes, (unsigned long long)c->digest, (unsigned long long)entry_digests[sel]);
     return BC_OK;
 }
 
@@ -136,10 +124,17 @@ bc_status bc__loader_check_entry(const uint8_t *buf, size_t len, const uint64_t 
                        "NULL out or digest table, or NULL bytes with length %zu", len);
     bc__loader_choice c;
     memset(&c, 0, sizeof c);
-    if (!bc__is_elf(buf, len)) {
-        bc_status st = check_container_entry(buf, len, entry_digests, count, headers_digest, cc_major, cc_minor, &c);
+    if (!bc__is_elf(buf, len)) { /* parse, the headers, selection, then only the selected entry hashed */
+        const entry_table tab = {entry_digests, count, headers_digest};
+        bc_status st = check_select(buf, len, cc_major, cc_minor, 0, &tab, &c);
         if (st)
             return st;
+        const size_t lo = c.entry.header_offset, bytes = c.entry.payload_offset + c.entry.payload_size - lo;
+        c.digest = bc__xxh64(buf + lo, bytes, 0);
+        if (c.digest != entry_digests[c.index])
+            return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
+                           "entry %d (%s, %zu bytes) hashes to XXH64 0x%016llx; expected 0x%016llx", c.index,
+                           c.arch, bytes, (unsigned long long)c.digest, (unsigned long long)entry_digests[c.index]);
         *out = c;
         return BC_OK;
     }
@@ -153,7 +148,7 @@ bc_status bc__loader_check_entry(const uint8_t *buf, size_t len, const uint64_t 
         return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
                        "the %zu-byte cubin hashes to XXH64 0x%016llx; expected 0x%016llx", len,
                        (unsigned long long)c.digest, (unsigned long long)entry_digests[0]);
-    bc_status st = check_select(buf, len, cc_major, cc_minor, 0, &c);
+    bc_status st = check_select(buf, len, cc_major, cc_minor, 0, NULL, &c);
     if (st)
         return st;
     *out = c;
