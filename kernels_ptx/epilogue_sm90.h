@@ -124,10 +124,12 @@ BC_DEVICE void bc_sm90_prefetch_bias(const bc_epi *e, uint32_t bn, uint32_t col0
         bc_prefetch_l1(first + 128u * t128);
 }
 
-/* Before the main loop of a tile at most 64 columns wide (bn constant):
- * every bias value this thread's fragments take, bv[2j] and bv[2j + 1] for
+/* The bias values this thread's fragments take in the `bn` columns from
+ * col0 (bn a compile-time constant, at most 64): bv[2j] and bv[2j + 1] for
  * accumulator group j (columns col0 + 8j + 2 (lane mod 4) and the next), 0
- * past N or without a bias; the same values bc_sm90_stage_chunk would load. */
+ * past N or without a bias. A tile at most 64 columns wide loads its
+ * whole slice before its main loop; a staged chunk of a wider one, its
+ * own columns (bc_sm90_stage_chunk). */
 BC_DEVICE void bc_sm90_load_bias(const bc_epi *e, const uint32_t bn, uint32_t col0, uint32_t t128, int out_t,
                                  float *bv)
 {
@@ -151,25 +153,18 @@ BC_DEVICE void bc_sm90_stage_chunk(const bc_epi *e, const float *acc, const uint
     const uint32_t inner = bc_sm90_inner(bn, esize), cols = inner / esize;
     const uint32_t t128 = bc_opaque_u32(at->t128), w = t128 / 32u, l = t128 % 32u;
     const uint32_t r0 = 16u * w + l / 4u;
-    const int bias = (e->flags & BC_GEMM_F_BIAS) != 0, relu = (e->flags & BC_GEMM_F_RELU) != 0;
+    const int relu = (e->flags & BC_GEMM_F_RELU) != 0;
     const int has_c = (e->flags & BC_GEMM_F_C_SMEM) != 0;
     const uint32_t cb = has_c ? bc_sm90_cbox(at, bn, esize, q) : 0u;
-    float bv[16]; /* cols <= 64: the chunk's bias values, loaded before any shared store can order them */
-#pragma unroll
-    for (uint32_t jj = 0; jj < cols / 8u; jj++) {
-        const uint32_t j = q * (cols / 8u) + jj, col = at->col0 + 8u * j + 2u * (l % 4u);
-        if (pre) {
-            bv[2 * jj] = pre[2 * j];
-            bv[2 * jj + 1] = pre[2 * j + 1];
-            continue;
-        }
-        bv[2 * jj] = bias && col < e->n ? bc_load_out(e->bias, col, out_t) : 0.0f;
-        bv[2 * jj + 1] = bias && col + 1u < e->n ? bc_load_out(e->bias, col + 1u, out_t) : 0.0f;
-    }
+    /* the chunk's bias values: from the tile's, or loaded now, before any shared store can order them */
+    float bv[16];
+    if (!pre)
+        bc_sm90_load_bias(e, cols, at->col0 + q * cols, t128, out_t, bv);
+    const float *b = pre ? pre + 2u * q * (cols / 8u) : bv;
 #pragma unroll
     for (uint32_t jj = 0; jj < cols / 8u; jj++) {
         const uint32_t j = q * (cols / 8u) + jj; /* accumulator group: columns 8j .. 8j+7 */
-        const float b0 = bv[2 * jj], b1 = bv[2 * jj + 1];
+        const float b0 = b[2 * jj], b1 = b[2 * jj + 1];
 #pragma unroll
         for (uint32_t h = 0; h < 2; h++) {
             const uint32_t off = bc_sm90_swz((r0 + 8u * h) * inner + (8u * jj + 2u * (l % 4u)) * esize, inner);
