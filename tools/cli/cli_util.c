@@ -37,6 +37,29 @@ int bc_cli_parse_ll(const char *s, long long lo, long long hi, long long *out)
     return 0;
 }
 
+int bc_cli_parse_set(const char *s, const char *const *names, int count, int *out)
+{
+    if (!strcmp(s, "all")) {
+        *out = (1 << count) - 1;
+        return 0;
+    }
+    int set = 0;
+    for (const char *p = s;; p++) {
+        const size_t len = strcspn(p, ",");
+        int i = 0;
+        while (i < count && (strlen(names[i]) != len || strncmp(p, names[i], len) != 0))
+            i++;
+        if (len == 0 || i == count)
+            return -1; /* an empty or unknown name */
+        set |= 1 << i;
+        p += len;
+        if (*p == '\0')
+            break;
+    }
+    *out = set;
+    return 0;
+}
+
 void bc_cli_json_string(FILE *f, const char *s)
 {
     fputc('"', f);

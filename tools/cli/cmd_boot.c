@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_util.h"
 
 #define MAX_PHASES 24
 #define BUDGET_AFTER_CONTEXT_US 5000.0 /* the boot budget on an H100 */
@@ -325,30 +326,10 @@ static int exit_code(bc_status st, int in_checks)
     return bc_cli_exit_code(st);
 }
 
-/* --kernel-groups: names separated by commas; -1 if one is unknown. */
-static long parse_groups(const char *list)
-{
-    static const struct {
-        const char *name;
-        uint32_t bits;
-    } names[] = {{"resident", BC_KERNELS_RESIDENT}, {"portable", BC_KERNELS_PORTABLE}, {"all", BC_KERNELS_ALL}};
-    uint32_t groups = 0;
-    if (*list == '\0')
-        return -1;
-    for (const char *p = list; *p;) {
-        const size_t len = strcspn(p, ",");
-        if (len == 0 || (p[len] == ',' && p[len + 1] == '\0'))
-            return -1; /* an empty name */
-        size_t i = 0;
-        while (i < sizeof names / sizeof names[0] && (strlen(names[i].name) != len || strncmp(p, names[i].name, len)))
-            i++;
-        if (i == sizeof names / sizeof names[0])
-            return -1;
-        groups |= names[i].bits;
-        p += len + (p[len] == ',');
-    }
-    return groups;
-}
+/* --kernel-groups names, bit i for name i (bc_cli_parse_set). */
+static const char *const group_names[] = {"resident", "portable"};
+_Static_assert(BC_KERNELS_RESIDENT == 1u << 0 && BC_KERNELS_PORTABLE == 1u << 1 && BC_KERNELS_ALL == 3u,
+               "group_names follows the BC_KERNELS_* bits");
 
 /* Opens the device and records the open phases. */
 static bc_status open_device(int ordinal, uint32_t groups, boot_run *r, bc_device **out_dev)
@@ -433,8 +414,8 @@ int bc_cmd_boot(int argc, char **argv)
                 return bad_option("digest (XXH64 in hexadecimal)", argv[i]);
             }
         } else if (!strcmp(argv[i], "--kernel-groups") && i + 1 < argc) {
-            const long g = parse_groups(argv[++i]);
-            if (g < 0) {
+            int g = 0;
+            if (bc_cli_parse_set(argv[++i], group_names, 2, &g) != 0) {
                 free(um.names_buf);
                 return bad_option("kernel group list (resident, portable or all, separated by commas)", argv[i]);
             }

@@ -57,20 +57,6 @@ static void usage(FILE *f)
             BC_EXIT_VERIFY);
 }
 
-static int parse_set(const char *s, const char *const *names, int count, int *out)
-{
-    if (!strcmp(s, "all")) {
-        *out = (1 << count) - 1;
-        return 0;
-    }
-    for (int i = 0; i < count; i++)
-        if (!strcmp(s, names[i])) {
-            *out = 1 << i;
-            return 0;
-        }
-    return -1;
-}
-
 static const char *const mode_names[] = {"stream", "graph", "resident"};
 static const char *const policy_names[] = {"spin", "yield", "block"}; /* bc_sched_policy order */
 
@@ -136,7 +122,7 @@ static int parse(int argc, char **argv, lat_opts *o)
             o->warmup = (int)v;
             break;
         case 'M':
-            if (parse_set(optarg, mode_names, 3, &o->modes))
+            if (bc_cli_parse_set(optarg, mode_names, 3, &o->modes))
                 BAD("bad --mode '%s' (stream, graph, resident or all)\n", optarg);
             if (!strcmp(optarg, "all"))
                 o->modes = 3; /* stream and graph; --resident adds resident */
@@ -155,7 +141,7 @@ static int parse(int argc, char **argv, lat_opts *o)
             *(c == 'G' ? &o->res.sm_count : c == 'P' ? &o->res.spin_ns : &o->res.max_sleep_ns) = (uint32_t)v;
             break;
         case 'W':
-            if (parse_set(optarg, policy_names, 3, &o->policies))
+            if (bc_cli_parse_set(optarg, policy_names, 3, &o->policies))
                 BAD("bad --wait '%s' (spin, yield, block or all)\n", optarg);
             break;
         case 'c':
