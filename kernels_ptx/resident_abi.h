@@ -8,7 +8,11 @@
  *            aligned (A, B, D at the front, C at the back);
  *   sync     BC_RESIDENT_SYNC_BYTES of device memory, zeroed before each
  *            launch: the grid barrier's arrival counter and the step word
- *            CTA 0 releases to the others, each on its own 128-byte line;
+ *            CTA 0 releases to the others, each on its own 128-byte line,
+ *            then one u32 arrival counter per tile of the split-K GEMMs;
+ *   partials after the sync block, split-K GEMMs only (not zeroed): each
+ *            work item's f32 partial tile, summed by the tile's last
+ *            arrival in the order of the items;
  *   doorbell a u64 in mapped pinned host memory the host writes: the
  *            sequence number of the step to run (BC_RESIDENT_SEQ_MASK),
  *            plus BC_RESIDENT_STOP when the kernel must exit after it;
@@ -36,6 +40,9 @@
 /* The sync block (device memory, zeroed before each launch). */
 #define BC_RESIDENT_SYNC_ARRIVE 0   /* u64: grid-barrier arrivals, counted up forever */
 #define BC_RESIDENT_SYNC_STEP 128   /* u64: the doorbell value CTA 0 hands to the other CTAs */
+/* split-K arrival counters (u32, one per tile of a split GEMM) follow the
+ * fixed words: zeroed before each launch with them */
+#define BC_RESIDENT_SYNC_CTR BC_RESIDENT_SYNC_BYTES
 #ifdef BC_RES_TRACE /* diagnostic builds: 8 steps x 132 CTAs x 32 stamps of 16 bytes after the block */
 #define BC_RESIDENT_SYNC_BYTES (256 + 8 * 132 * 32 * 16)
 #else
@@ -53,12 +60,18 @@ typedef struct bc_resident_opinfo {
     uint32_t flags;              /* BC_GEMM_F_* */
     uint32_t ab_type, d_type;    /* bc_dtype */
     uint32_t tiles_m, tiles_n, k_blocks, group_m;
-    uint32_t kind;               /* BC_RESIDENT_OP_* */
-    uint32_t barrier;            /* 1: a grid-wide barrier precedes this operation */
-    uint32_t tile0;              /* GEMM: its first tile in the tile list of its phase */
-    uint32_t phase_tiles;        /* GEMM: the tiles of every GEMM of its phase */
-    uint32_t prefetch_b;         /* GEMM after a barrier: the phase before does not write B, so its
+    uint8_t kind;                /* BC_RESIDENT_OP_* */
+    uint8_t barrier;             /* 1: a grid-wide barrier precedes this operation */
+    uint8_t prefetch_b;          /* GEMM after a barrier: the phase before does not write B, so its
                                     loads may start before the barrier */
+    uint8_t split;               /* GEMM: its plan's split-K count S (1: whole tiles); a tile is S
+                                    work items, item r reducing k-blocks [kb*r/S, kb*(r+1)/S) */
+    uint32_t tile0;              /* GEMM: its first work item in the item list of its phase */
+    uint32_t phase_tiles;        /* GEMM: the work items of every GEMM of its phase */
+    uint32_t ctr0;               /* split GEMM: its first tile's arrival counter (u32s from
+                                    BC_RESIDENT_SYNC_CTR, zeroed with the sync block) */
+    uint32_t ws_off;             /* split GEMM: byte offset from the sync block of its partials, one
+                                    slot of ar x bn f32 per work item, tile after tile */
 } bc_resident_opinfo;
 
 typedef struct bc_resident_op {

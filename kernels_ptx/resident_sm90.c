@@ -21,8 +21,12 @@
  *   2. The operations run in order, in phases: an operation flagged
  *      `barrier` starts a new phase after a grid-wide barrier. Within a
  *      phase, copies run first over every thread of the grid, then the
- *      GEMMs' tiles, concatenated into one list that CTA b walks from b in
- *      strides of the grid size. When the phase before a barrier does not
+ *      GEMMs' work items, concatenated into one list that CTA b walks from
+ *      b in strides of the grid size. A whole-tile GEMM's item is a tile; a
+ *      split-K GEMM's tile is S items, one per share of K, whose partials
+ *      meet in global memory and are added by the tile's last arrival
+ *      (res_split_item): no CTA waits for another, so any grid size runs
+ *      any item count. When the phase before a barrier does not
  *      write a GEMM's B (weights: prefetch_b), the producer loads the B
  *      halves of its first tile's first stages before the barrier and their
  *      A halves after it (one expect-tx covers both), so the weights' load
@@ -65,6 +69,7 @@ typedef struct res_ctl {
     uint64_t syncs;      /* grid barriers and arrivals so far */
     uint64_t step_word;  /* the last step word read (CTAs other than 0) */
     uint64_t idle_since; /* globaltimer when the last step ended */
+    uint32_t split_last; /* the consumers' split-K work item in hand arrived last for its tile */
 } res_ctl;
 typedef __attribute__((address_space(3))) res_ctl res_ctl_s;
 
@@ -265,15 +270,38 @@ BC_DEVICE uint32_t res_owner(sm90_shape g, uint32_t base, uint32_t j0, uint32_t 
 /* What the producer loaded early for its first tile of a phase: the B
  * halves of k-blocks [0, kbs) into the ring from stage0. */
 typedef struct res_early {
-    uint32_t kbs, stage0;
+    uint32_t kb0, kbs, stage0;
 } res_early;
+
+/* The k-blocks [*kb0, *kb1) of work item `it` (counted from the GEMM's
+ * first) of GEMM op: all of them for a whole tile; with split S, item
+ * it % S of its tile takes [kb*r/S, kb*(r+1)/S), as the launched split
+ * kernel's CTA of rank r does. */
+BC_DEVICE void res_k_range(const res_info_s *op, uint32_t it, uint32_t *kb0, uint32_t *kb1)
+{
+    const uint32_t s = op->split, kb = op->k_blocks;
+    if (s <= 1) {
+        *kb0 = 0, *kb1 = kb;
+        return;
+    }
+    const uint32_t r = it % s;
+    *kb0 = kb * r / s;
+    *kb1 = kb * (r + 1u) / s;
+}
+
+/* The tile of work item `it` of GEMM op. */
+BC_DEVICE bc_tile res_tile_of(const res_info_s *op, uint32_t it)
+{
+    const uint32_t t = op->split <= 1 ? it : it / op->split;
+    return bc_tile_of(t, op->tiles_m, op->tiles_n, op->group_m);
+}
 
 /* Producer, before the barrier that opens phase ph: the B halves of its
  * first tile's first stages, if that tile's B may be read early. */
 BC_DEVICE res_early res_load_b_early(sm90_shape g, uint64_t program, uint32_t base, const res_phase_s *ph,
                                      res_state *s)
 {
-    res_early early = {0, s->stage};
+    res_early early = {0, 0, s->stage};
     if (!(ph->flags & RES_PH_FIRST))
         return early;
     const uint32_t j = ph->first_j;
@@ -282,8 +310,10 @@ BC_DEVICE res_early res_load_b_early(sm90_shape g, uint64_t program, uint32_t ba
         return early;
     const bc_tile tile = {ph->tm, ph->tn};
     const uint64_t tmap_b = program + (uint64_t)j * sizeof(bc_resident_op) + 128u;
-    early.kbs = op->k_blocks < g.stages ? op->k_blocks : g.stages;
-    for (uint32_t kb = 0; kb < early.kbs; kb++) {
+    uint32_t kb1;
+    res_k_range(op, bc_ctaid_x() - op->tile0, &early.kb0, &kb1);
+    early.kbs = kb1 - early.kb0 < g.stages ? kb1 - early.kb0 : g.stages;
+    for (uint32_t kb = early.kb0; kb < early.kb0 + early.kbs; kb++) {
         bc_mbar_wait(sm90_empty(g, base, s->stage), bc_ring_empty_parity(s->phase));
         const uint32_t full = sm90_full(g, base, s->stage);
         bc_mbar_arrive_expect_tx(full, BC_SM90_STAGE_BYTES(g.ar, g.bn)); /* A's bytes come after the barrier */
@@ -298,15 +328,96 @@ BC_DEVICE res_early res_load_b_early(sm90_shape g, uint64_t program, uint32_t ba
 BC_DEVICE void res_load_a_late(sm90_shape g, uint64_t tmap_a, bc_tile tile, uint32_t base, res_early early)
 {
     uint32_t stage = early.stage0, phase = 0;
-    for (uint32_t kb = 0; kb < early.kbs; kb++) {
+    for (uint32_t kb = early.kb0; kb < early.kb0 + early.kbs; kb++) {
         bc_tma_load_2d(sm90_stage(g, base, stage), tmap_a, (int32_t)(kb * BC_SM90_BK),
                        (int32_t)(tile.m * 64u * g.cons), sm90_full(g, base, stage));
         sm90_advance(g, &stage, &phase);
     }
 }
 
-/* This thread's part of the GEMM tiles of phase ph: the first from the
- * phase plan, any further ones worked out here. */
+#define RES_BAR_SPLIT 4u /* the consumers of a CTA, around a split-K arrival */
+
+/* Consumer c's split-K work item `it` of GEMM op (skinny kernels only):
+ * the main loop over its k-blocks, its partial (the stage's A rows) into
+ * its slot, then one arrival on the tile's counter for the CTA. The last
+ * of the tile's S arrivals adds the slots 0..S-1 in that order from 0.0f,
+ * scales by alpha and stores through the generic epilogue: the arithmetic
+ * of bc_splitk_finish_rows, so the bits of the launched split plan,
+ * whichever item arrived last. That CTA resets the counter for the next
+ * step (the step's end orders it before the next step's arrivals). */
+BC_DEVICE void res_split_item(sm90_shape g, const res_info_s *op, float *acc, uint32_t it, uint32_t base, uint32_t c,
+                              uint64_t sync, res_state *st)
+{
+    const uint32_t s = op->split, ti = it / s, r = it % s, nthr = 128u * g.cons;
+    const uint32_t tc = bc_tid_x() - BC_SM90_PRODUCER_THREADS, w = (tc % 128u) / 32u, l = tc % 32u;
+    const bc_tile tile = res_tile_of(op, it);
+    const uint32_t row0 = tile.m * 64u * g.cons, col0 = tile.n * g.bn, groups = g.ar * (g.bn / 4u);
+    /* one group of 4 columns a thread (the skinny tile: 16 x 32 over 128): its bias now, in case this
+     * item finishes the tile, its latency spent in the main loop */
+    const int pre = groups <= nthr && (op->flags & BC_GEMM_F_BIAS);
+    float bias4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (pre && tc < groups)
+#pragma unroll
+        for (uint32_t k = 0; k < 4; k++) {
+            const uint32_t col = col0 + 4u * (tc % (g.bn / 4u)) + k;
+            if (col < op->n)
+                bias4[k] = bc_load_out(op->bias, col, (int)op->d_type);
+        }
+    uint32_t kb0, kb1;
+    res_k_range(op, it, &kb0, &kb1);
+    if (op->ab_type == 1)
+        sm90_mainloop(g, acc, base, c, kb0, kb1, &st->stage, &st->phase, 1);
+    else
+        sm90_mainloop(g, acc, base, c, kb0, kb1, &st->stage, &st->phase, 0);
+    const uint32_t slot_bytes = g.ar * g.bn * 4u;
+    const uint64_t slots = sync + op->ws_off + (uint64_t)ti * s * slot_bytes;
+#pragma unroll
+    for (uint32_t h = 0; h < 2; h++) {
+        const uint32_t row = c * 64u + 16u * w + l / 4u + 8u * h;
+        if (row >= g.ar) /* rows past the stage's A rows: never stored */
+            continue;
+        const uint64_t dst = slots + r * slot_bytes + (row * g.bn + 2u * (l % 4u)) * 4u;
+#pragma unroll
+        for (uint32_t j = 0; j < g.bn / 8; j++)
+            bc_st_global_v2f32(dst + 32u * j, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+    }
+    res_ctl_s *ctl = res_ctl_of(g, base);
+    bc_bar_sync(RES_BAR_SPLIT, nthr); /* every partial row written */
+    if (tc == 0) {
+        const uint64_t ctr = sync + BC_RESIDENT_SYNC_CTR + 4u * (op->ctr0 + ti);
+        const uint32_t last = bc_atom_add_acq_rel_gpu_u32(ctr, 1u) + 1u == s;
+        if (last)
+            bc_st_relaxed_gpu_u32(ctr, 0u);
+        ctl->split_last = last;
+    }
+    bc_bar_sync(RES_BAR_SPLIT, nthr);
+    if (!ctl->split_last)
+        return;
+    for (uint32_t q = tc; q < groups; q += nthr) {
+        const uint32_t row = q / (g.bn / 4u), c4 = 4u * (q % (g.bn / 4u));
+        const uint64_t src0 = slots + (row * g.bn + c4) * 4u;
+        float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (uint32_t src = 0; src < s; src += 8u) { /* eight loads in flight, added in order */
+            bc_f32x4 p[8];
+#pragma unroll
+            for (uint32_t i = 0; i < 8; i++)
+                if (src + i < s)
+                    p[i] = bc_ld_cg_v4f32(src0 + (uint64_t)(src + i) * slot_bytes);
+#pragma unroll
+            for (uint32_t i = 0; i < 8; i++)
+                if (src + i < s)
+                    v[0] += p[i].x, v[1] += p[i].y, v[2] += p[i].z, v[3] += p[i].w;
+        }
+#pragma unroll
+        for (uint32_t k = 0; k < 4; k++)
+            v[k] *= op->alpha;
+        bc_epi_store4_with((const bc_epi *)op, row0 + row, col0 + c4, v, pre ? bias4 : (const float *)0,
+                           (int)op->d_type);
+    }
+}
+
+/* This thread's part of the GEMM work items of phase ph: the first from
+ * the phase plan, any further ones worked out here. */
 BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, const res_phase_s *ph, res_state *s,
                               res_early early, uint64_t sync, uint32_t tev, uint32_t tid)
 {
@@ -318,15 +429,17 @@ BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, con
         const int first = t == bc_ctaid_x();
         const uint32_t j = first ? ph->first_j : res_owner(g, base, ph->j0, ph->j1, t);
         const res_info_s *op = res_info(g, base, j);
-        const bc_tile tile =
-            first ? (bc_tile){ph->tm, ph->tn} : bc_tile_of(t - op->tile0, op->tiles_m, op->tiles_n, op->group_m);
+        const uint32_t it = t - op->tile0;
+        const bc_tile tile = first ? (bc_tile){ph->tm, ph->tn} : res_tile_of(op, it);
         const uint64_t maps = program + (uint64_t)j * sizeof(bc_resident_op);
         /* the epilogue reads its parameters from shared memory as it goes
          * (the launched kernel reads them from parameter space) */
         const bc_epi *e = (const bc_epi *)op;
         if (wg == 0) {
-            res_load_a_late(g, maps, tile, base, early); /* the first tile's stages loaded early, if any */
-            sm90_produce_tile(g, maps, maps + 128u, maps + 512u, e, tile, early.kbs, op->k_blocks, base,
+            uint32_t kb0, kb1;
+            res_k_range(op, it, &kb0, &kb1);
+            res_load_a_late(g, maps, tile, base, early); /* the first item's stages loaded early, if any */
+            sm90_produce_tile(g, maps, maps + 128u, maps + 512u, e, tile, kb0 + early.kbs, kb1, base,
                               op->d_type == BC_OUT_F32 ? 4u : 2u, &s->stage, &s->phase);
             if (t == bc_ctaid_x())
                 RES_TRACE(sync, res_ctl_of(g, base)->word, tev + 5u);
@@ -335,16 +448,20 @@ BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, con
         }
         const uint32_t c = wg - 1u;
         float acc[128]; /* per tile: its old values are dead between tiles */
-        bc_sm90_epi_at at = {0, 0, sm90_epi_buf(g, base, c), SM90_BAR_EPI0 + c, tid % 128u, maps + 256u,
-                             c, sm90_stage(g, base, 0), 0, BC_SM90_STAGE_BYTES(g.ar, g.bn), g.stages};
 #ifdef BC_RES_TRACE
         if (t == bc_ctaid_x() && tid == 128u) {
             bc_mbar_wait(sm90_full(g, base, s->stage), bc_ring_full_parity(s->phase));
             RES_TRACE(sync, res_ctl_of(g, base)->word, tev + 3u);
         }
 #endif
-        sm90_consume_tile(g, e, acc, &at, tile, 0, op->k_blocks, base, c, op->ab_type == 1, (int)op->d_type,
-                          &s->stage, &s->phase, &s->seq);
+        if (g.ar < 64u * g.cons && op->split > 1) { /* the host allows split plans on skinny kernels only */
+            res_split_item(g, op, acc, it, base, c, sync, s);
+        } else {
+            bc_sm90_epi_at at = {0, 0, sm90_epi_buf(g, base, c), SM90_BAR_EPI0 + c, tid % 128u, maps + 256u,
+                                 c, sm90_stage(g, base, 0), 0, BC_SM90_STAGE_BYTES(g.ar, g.bn), g.stages};
+            sm90_consume_tile(g, e, acc, &at, tile, 0, op->k_blocks, base, c, op->ab_type == 1, (int)op->d_type,
+                              &s->stage, &s->phase, &s->seq);
+        }
         if (t == bc_ctaid_x() && tid == 128u)
             RES_TRACE(sync, res_ctl_of(g, base)->word, tev + 4u);
     }
@@ -359,7 +476,7 @@ BC_DEVICE void res_step(sm90_shape g, uint64_t program, uint32_t base, uint32_t 
     for (uint32_t p = 0, j0 = 0, tev = 2u; j0 < nops; p++, tev = tev < 20u ? tev + 6u : tev) {
         const res_phase_s *ph = res_phase_of(g, base, p);
         const uint32_t j1 = ph->j1;
-        res_early early = {0, 0};
+        res_early early = {0, 0, 0};
         if (ph->flags & RES_PH_BARRIER) {
             if (tid == 0)
                 early = res_load_b_early(g, program, base, ph, s);
@@ -401,7 +518,7 @@ BC_DEVICE void res_plan_phases(sm90_shape g, uint32_t base, uint32_t nops)
         if (t < tiles) {
             const uint32_t j = res_owner(g, base, j0, j1, t);
             const res_info_s *op = res_info(g, base, j);
-            const bc_tile tile = bc_tile_of(t - op->tile0, op->tiles_m, op->tiles_n, op->group_m);
+            const bc_tile tile = res_tile_of(op, t - op->tile0);
             flags |= RES_PH_FIRST;
             ph->first_j = (uint8_t)j;
             ph->tm = tile.m;

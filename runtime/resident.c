@@ -123,7 +123,7 @@ bc_status bc_resident_create(bc_device *dev, const bc_gemm_plan *const *plans, i
     c.inputs = c.outputs = NULL; /* the program holds them; the caller's arrays may go */
     r->cfg = c;
     const size_t ops_bytes = (size_t)r->prog.count * sizeof(bc_resident_op);
-    st = bc_mem_alloc(dev, ops_bytes + BC_RESIDENT_SYNC_BYTES, &r->program);
+    st = bc_mem_alloc(dev, ops_bytes + r->prog.sync_bytes + r->prog.ws_bytes, &r->program);
     if (st)
         goto fail_free;
     st = bc_memcpy_htod(dev, r->program, r->prog.ops, ops_bytes);
@@ -156,7 +156,7 @@ bc_status bc_resident_start(bc_resident *res, bc_stream *stream)
     __atomic_store_n(res->doorbell, res->rung, __ATOMIC_RELEASE);
     res->params.first_seq = res->rung;
     res->launch.hStream = stream->handle;
-    bc_status st = bc_memset_d8_async(stream, res->params.sync, 0, BC_RESIDENT_SYNC_BYTES);
+    bc_status st = bc_memset_d8_async(stream, res->params.sync, 0, res->prog.sync_bytes);
     if (!st)
         st = BC_CU(cuLaunchKernelEx, &res->launch, res->prog.fn, res->args, NULL);
     if (st)
@@ -284,6 +284,7 @@ bc_status bc_resident_query(const bc_resident *res, bc_resident_info *out_info)
     in.sm_count = res->cfg.sm_count;
     in.plans = res->prog.plans;
     in.barriers = res->prog.barriers;
+    in.partial_bytes = res->prog.ws_bytes;
     in.operations = res->prog.count;
     in.steps_done = __atomic_load_n(res->done, __ATOMIC_ACQUIRE);
     in.running = res->running;

@@ -18,6 +18,8 @@ typedef struct bc__resident_prog {
     uint32_t barriers;       /* operations flagged `barrier` */
     uint32_t max_tiles;      /* the most GEMM tiles of any phase */
     uint32_t sys_release;    /* a copy writes host memory */
+    uint32_t sync_bytes;     /* the sync block with its split-K counters: zeroed per launch */
+    uint64_t ws_bytes;       /* the split-K partials after it (ws_off counts from the block) */
     const char *config;      /* the plans' configuration name */
     CUfunction fn;           /* its resident kernel */
     uint32_t threads, smem;  /* its block and dynamic shared memory */
@@ -26,7 +28,8 @@ typedef struct bc__resident_prog {
 /* Validates plans and cfg (copies included) and fills *out: the operations
  * in order (inputs, plans, outputs), each flagged `barrier` when it reads or
  * writes memory that an operation of the current phase writes, or writes
- * memory it reads; the phases' tile lists. Driver calls: the host copies'
+ * memory it reads; the phases' work-item lists and the split-K counters and
+ * partial slots. Driver calls: the host copies'
  * device addresses. */
 bc_status bc__resident_build(bc_device *dev, const bc_gemm_plan *const *plans, int count, const bc_resident_config *cfg,
                              bc__resident_prog *out);

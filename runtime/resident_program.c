@@ -5,7 +5,10 @@
 #include "error.h"
 #include "resident_internal.h"
 
-/* The resident kernel of each whole-tile sm_90a configuration. */
+/* The resident kernel of each sm_90a configuration that has one: the
+ * whole-tile ones but 128x256, and the skinny split-K one, which runs in
+ * its whole-tile twin's kernel (the same tile and ring; the partials go
+ * through global memory instead of the cluster's shared memory). */
 static const struct {
     const char *config;
     bc__kernel_id kernel;
@@ -13,9 +16,11 @@ static const struct {
 } kernels[] = {
     {"sm90_64x32", BC_K_RESIDENT_SM90_64X32, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32)},
     {"sm90_64x32m16", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16)},
+    {"sm90_64x32m16s", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16)},
     {"sm90_128x64", BC_K_RESIDENT_SM90_128X64, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X64)},
     {"sm90_128x128", BC_K_RESIDENT_SM90_128X128, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X128)},
 };
+#define KERNEL_COUNT (sizeof kernels / sizeof kernels[0])
 
 /* A byte range [lo, hi). */
 typedef struct span {
@@ -86,34 +91,39 @@ static void gemm_op(bc_resident_op *op, const bc_gemm_plan *pl)
     x->flags = p->flags, x->ab_type = p->ab_type, x->d_type = p->d_type;
     x->tiles_m = p->tiles_m, x->tiles_n = p->tiles_n, x->k_blocks = p->k_blocks, x->group_m = p->group_m;
     x->kind = BC_RESIDENT_OP_GEMM;
+    x->split = (uint8_t)p->split_k;
 }
 
-/* A plan the resident kernels can run: sm_90a, whole tiles, one
- * configuration for all, of this device. */
-static bc_status check_plan(bc_device *dev, const bc_gemm_plan *pl, int i, const bc__gemm_config *first,
-                            uint32_t *out_kernel)
+/* A plan the resident kernels can run: sm_90a, a configuration with a
+ * resident kernel, the same kernel as plans[0]'s (first: -1 for plans[0]
+ * itself), of this device. */
+static bc_status check_plan(bc_device *dev, const bc_gemm_plan *pl, int i, int first, uint32_t *out_kernel)
 {
     if (pl == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans", "plans[%d] is NULL", i);
     if (pl->dev != dev)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans", "plans[%d] was made on another device", i);
     const bc__gemm_config *c = pl->config;
-    if (c->split)
-        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans", "plans[%d] uses %s: the executor runs whole-tile sm_90a plans",
-                       i, c->name);
-    if (first != NULL && c != first)
+    uint32_t k = 0;
+    while (k < KERNEL_COUNT && strcmp(kernels[k].config, c->name) != 0)
+        k++;
+    if (k == KERNEL_COUNT)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
-                       "plans[%d] uses %s, plans[0] %s: every plan of an executor has one configuration (pin "
-                       "bc_gemm_desc.config)",
-                       i, c->name, first->name);
-    for (uint32_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++)
-        if (strcmp(kernels[k].config, c->name) == 0) {
-            *out_kernel = k;
-            return BC_OK;
-        }
-    return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
-                   "plans[%d] uses %s, which has no resident kernel (sm90_64x32, sm90_64x32m16, sm90_128x64 and sm90_128x128 do)",
-                   i, c->name);
+                       "plans[%d] uses %s, which has no resident kernel (sm90_64x32, sm90_64x32m16, "
+                       "sm90_64x32m16s, sm90_128x64 and sm90_128x128 do)",
+                       i, c->name);
+    if (first >= 0 && kernels[k].kernel != kernels[first].kernel)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
+                       "plans[%d] uses %s, plans[0] %s: every plan of an executor runs in one resident kernel "
+                       "(pin bc_gemm_desc.config; sm90_64x32m16 and sm90_64x32m16s share one)",
+                       i, c->name, kernels[first].config);
+    if (pl->params.split_k > 255 || pl->params.tiles_m > 65535 || pl->params.tiles_n > 65535)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
+                       "plans[%d]: %u x %u tiles split %u ways: the executor runs at most 65535 tiles a side and "
+                       "255 splits",
+                       i, pl->params.tiles_m, pl->params.tiles_n, pl->params.split_k);
+    *out_kernel = k;
+    return BC_OK;
 }
 
 /* One copy: alignment, a host side inside the device's pinned pool (mapped
@@ -156,8 +166,8 @@ static int b_untouched(const access *acc, uint32_t i0, uint32_t i1, uint32_t j)
 }
 
 /* Flags each operation that conflicts with one of its phase (since the
- * last barrier), lays out each phase's tile list, and lets a phase's GEMMs
- * load B before the barrier when the phase before does not write it. */
+ * last barrier), lays out each phase's work-item list, and lets a phase's
+ * GEMMs load B before the barrier when the phase before does not write it. */
 static void place_barriers(bc__resident_prog *p, const access *acc)
 {
     uint32_t start = 0;
@@ -170,19 +180,51 @@ static void place_barriers(bc__resident_prog *p, const access *acc)
                 break;
             }
     for (uint32_t j0 = 0, j1, prev = 0; j0 < p->count; prev = j0, j0 = j1) {
-        uint32_t tiles = 0;
+        uint32_t items = 0;
         for (j1 = j0; j1 < p->count && (j1 == j0 || !p->ops[j1].x.barrier); j1++)
             if (p->ops[j1].x.kind == BC_RESIDENT_OP_GEMM) {
-                p->ops[j1].x.tile0 = tiles;
-                tiles += p->ops[j1].x.tiles_m * p->ops[j1].x.tiles_n;
+                const bc_resident_opinfo *x = &p->ops[j1].x;
+                p->ops[j1].x.tile0 = items;
+                items += x->tiles_m * x->tiles_n * x->split;
             }
         for (uint32_t j = j0; j < j1; j++) {
-            p->ops[j].x.phase_tiles = tiles;
+            p->ops[j].x.phase_tiles = items;
             p->ops[j].x.prefetch_b = j0 > 0 && p->ops[j].x.kind == BC_RESIDENT_OP_GEMM && b_untouched(acc, prev, j0, j);
         }
-        if (tiles > p->max_tiles)
-            p->max_tiles = tiles;
+        if (items > p->max_tiles)
+            p->max_tiles = items;
     }
+}
+
+/* The split-K GEMMs' arrival counters (one per tile, after the sync
+ * block's fixed words) and partial slots (slot bytes each, one per work
+ * item, after the counters): where each GEMM's start, and the sizes. */
+static bc_status place_partials(bc__resident_prog *p, uint64_t slot_bytes)
+{
+    uint64_t counters = 0, slots = 0;
+    for (uint32_t j = 0; j < p->count; j++) {
+        bc_resident_opinfo *x = &p->ops[j].x;
+        if (x->kind != BC_RESIDENT_OP_GEMM || x->split <= 1)
+            continue;
+        x->ctr0 = (uint32_t)counters;
+        counters += (uint64_t)x->tiles_m * x->tiles_n;
+        slots += (uint64_t)x->tiles_m * x->tiles_n * x->split;
+    }
+    p->sync_bytes = BC_RESIDENT_SYNC_CTR + (uint32_t)((counters * 4u + 255u) & ~(uint64_t)255u);
+    p->ws_bytes = slots * slot_bytes;
+    if (p->sync_bytes + p->ws_bytes > UINT32_MAX)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
+                       "the split-K plans' partials take %llu bytes: the executor holds at most 4 GiB of them",
+                       (unsigned long long)p->ws_bytes);
+    uint64_t slot = 0;
+    for (uint32_t j = 0; j < p->count; j++) {
+        bc_resident_opinfo *x = &p->ops[j].x;
+        if (x->kind != BC_RESIDENT_OP_GEMM || x->split <= 1)
+            continue;
+        x->ws_off = p->sync_bytes + (uint32_t)(slot * slot_bytes);
+        slot += x->tiles_m * x->tiles_n * x->split;
+    }
+    return BC_OK;
 }
 
 bc_status bc__resident_build(bc_device *dev, const bc_gemm_plan *const *plans, int count, const bc_resident_config *cfg,
@@ -197,12 +239,14 @@ bc_status bc__resident_build(bc_device *dev, const bc_gemm_plan *const *plans, i
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "cfg", "input_count or output_count set with a NULL array");
     memset(out, 0, sizeof *out);
     access acc[BC_RESIDENT_MAX_OPS];
-    uint32_t k = 0;
+    uint32_t k = 0, k0 = 0;
     bc_status st = BC_OK;
     for (uint32_t i = 0; i < cfg->input_count && !st; i++, out->count++)
         st = copy_op(dev, &cfg->inputs[i], "inputs", i, 0, &out->ops[out->count], &acc[out->count]);
     for (int i = 0; i < count && !st; i++, out->count++) {
-        st = check_plan(dev, plans[i], i, i ? plans[0]->config : NULL, &k);
+        st = check_plan(dev, plans[i], i, i ? (int)k0 : -1, &k);
+        if (!st && i == 0)
+            k0 = k;
         if (!st) {
             gemm_op(&out->ops[out->count], plans[i]);
             acc[out->count] = plan_access(&plans[i]->desc);
@@ -221,9 +265,13 @@ bc_status bc__resident_build(bc_device *dev, const bc_gemm_plan *const *plans, i
                        dev->cfg.skip_kernel_load ? "the device was opened with skip_kernel_load"
                        : "the device was opened without BC_KERNELS_RESIDENT in bc_device_config.kernel_groups");
     out->plans = (uint32_t)count;
-    out->config = plans[0]->config->name;
+    for (uint32_t i = 0; i <= k0 && !out->config; i++) /* the whole-tile name, listed first */
+        if (kernels[i].kernel == kernels[k0].kernel)
+            out->config = kernels[i].config;
     out->threads = plans[0]->config->threads;
     out->smem = kernels[k].smem;
-    place_barriers(out, acc);
-    return BC_OK;
+    st = place_partials(out, (uint64_t)plans[0]->config->a_rows * plans[0]->config->bn * 4u);
+    if (!st) /* the work items counted in 32 bits: place_partials has bounded the split ones */
+        place_barriers(out, acc);
+    return st;
 }

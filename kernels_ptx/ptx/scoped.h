@@ -53,4 +53,34 @@ BC_DEVICE void bc_st_relaxed_sys_v4(uint64_t a, bc_u32x4 v)
     asm volatile("st.relaxed.sys.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(a), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
                  : "memory");
 }
+/* The resident kernel's split-K exchange (resident_sm90.c): an arrival
+ * counter, and the partials it publishes. *a += v, returning the old value;
+ * release (this thread's earlier writes, and those it observed, before the
+ * addition) and acquire (the writes released by earlier additions are
+ * visible after it). */
+BC_DEVICE uint32_t bc_atom_add_acq_rel_gpu_u32(uint64_t a, uint32_t v)
+{
+    uint32_t old;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(a), "r"(v) : "memory");
+    return old;
+}
+BC_DEVICE void bc_st_relaxed_gpu_u32(uint64_t a, uint32_t v)
+{
+    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(a), "r"(v) : "memory");
+}
+/* Two floats to global memory (weak: published by a later release). */
+BC_DEVICE void bc_st_global_v2f32(uint64_t a, float x, float y)
+{
+    asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(a), "f"(x), "f"(y) : "memory");
+}
+/* Four floats from L2 (.cg: never an earlier step's copy from L1), weak:
+ * ordered by the acquire before them. */
+typedef float bc_f32x4 __attribute__((ext_vector_type(4)));
+BC_DEVICE bc_f32x4 bc_ld_cg_v4f32(uint64_t a)
+{
+    bc_f32x4 v;
+    asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(a) : "memory");
+    return v;
+}
 #endif

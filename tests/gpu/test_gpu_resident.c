@@ -66,18 +66,22 @@ static void test_mlp_against_reference(void **state)
         skip();
     bc_rng rng = {bc_ref_seed()};
     print_message("  seed 0x%llx\n", (unsigned long long)rng.s);
-    bc_mlp m;
-    mlp_or_fail(env, &m, "sm90_64x32", &rng);
-    bc_resident *res = start(env, m.plan, 3, NULL);
-    for (int step = 0; step < 5; step++) {
-        CHECK_BC(bc_mlp_new_input(env->dev, &m, &rng, NULL));
-        poison(env, &m);
-        CHECK_BC(bc_resident_step(res, 5 * SEC));
-        expect_correct(env, &m, NULL, "resident MLP");
+    /* pinned whole tiles, then the rule's plans (split-K for the two K = 1024 layers) */
+    static const char *const configs[2] = {"sm90_64x32", NULL};
+    for (int c = 0; c < 2; c++) {
+        bc_mlp m;
+        mlp_or_fail(env, &m, configs[c], &rng);
+        bc_resident *res = start(env, m.plan, 3, NULL);
+        for (int step = 0; step < 5; step++) {
+            CHECK_BC(bc_mlp_new_input(env->dev, &m, &rng, NULL));
+            poison(env, &m);
+            CHECK_BC(bc_resident_step(res, 5 * SEC));
+            expect_correct(env, &m, NULL, "resident MLP");
+        }
+        CHECK_BC(bc_resident_stop(res, SEC));
+        bc_resident_destroy(res);
+        bc_mlp_destroy(env->dev, &m);
     }
-    CHECK_BC(bc_resident_stop(res, SEC));
-    bc_resident_destroy(res);
-    bc_mlp_destroy(env->dev, &m);
 }
 
 /* One GEMM of a chain, with host copies of everything it reads. */
@@ -94,6 +98,34 @@ static void *upload(gpu_env *env, size_t elems, bc_dtype t, bc_rng *rng, bc_devp
     CHECK_BC(bc_mem_alloc(env->dev, elems * bc_dtype_bytes(t), out));
     CHECK_BC(bc_memcpy_htod(env->dev, *out, h, elems * bc_dtype_bytes(t)));
     return h;
+}
+
+/* One link of a chain: M x N x K on `config` split `split` ways (1: whole
+ * tiles); after `prev` (its D read as A) with beta * C into f32 (the thread
+ * epilogue), else with its own A and bias + ReLU; then its D and its plan. */
+static void make_link(gpu_env *env, link *k, const int64_t *mnk, const char *config, uint32_t split,
+                      const link *prev, bc_rng *rng)
+{
+    bc_gemm_desc *d = &k->d;
+    bc_gemm_desc_default(d);
+    d->m = mnk[0], d->n = mnk[1], d->k = mnk[2];
+    d->config = config;
+    d->split_k = split;
+    if (prev)
+        d->a = prev->d.d, k->ha = malloc((size_t)(d->m * d->k) * 2);
+    else
+        k->ha = upload(env, (size_t)(d->m * d->k), BC_DTYPE_BF16, rng, &d->a);
+    k->hb = upload(env, (size_t)(d->n * d->k), BC_DTYPE_BF16, rng, &d->b);
+    if (prev) {
+        d->d_type = BC_DTYPE_F32;
+        d->beta = 0.5f;
+        k->hc = upload(env, (size_t)(d->m * d->n), BC_DTYPE_F32, rng, &d->c);
+    } else {
+        d->relu = 1;
+        k->hbias = upload(env, (size_t)d->n, BC_DTYPE_BF16, rng, &d->bias);
+    }
+    CHECK_BC(bc_mem_alloc(env->dev, (size_t)(d->m * d->n) * bc_dtype_bytes(d->d_type), &d->d));
+    CHECK_BC(bc_gemm_plan_create(env->dev, d, &k->plan));
 }
 
 /* Every row of the link's D against the fp64 reference; its A taken from
@@ -131,27 +163,8 @@ static void test_configs_and_epilogues(void **state)
     link k[4];
     memset(k, 0, sizeof k);
     const int64_t shape[4][3] = {{50, 200, 72}, {50, 96, 200}, {300, 260, 136}, {129, 72, 136}};
-    for (int i = 0; i < 4; i++) {
-        bc_gemm_desc *d = &k[i].d;
-        bc_gemm_desc_default(d);
-        d->m = shape[i][0], d->n = shape[i][1], d->k = shape[i][2];
-        d->config = i < 2 ? "sm90_128x64" : "sm90_128x128";
-        if (i == 1)
-            d->a = k[0].d.d, k[i].ha = malloc((size_t)(d->m * d->k) * 2); /* the first link's output */
-        else
-            k[i].ha = upload(env, (size_t)(d->m * d->k), BC_DTYPE_BF16, &rng, &d->a);
-        k[i].hb = upload(env, (size_t)(d->n * d->k), BC_DTYPE_BF16, &rng, &d->b);
-        if (i == 1) { /* beta * C, f32 out: the thread epilogue */
-            d->d_type = BC_DTYPE_F32;
-            d->beta = 0.5f;
-            k[i].hc = upload(env, (size_t)(d->m * d->n), BC_DTYPE_F32, &rng, &d->c);
-        } else {
-            d->relu = 1;
-            k[i].hbias = upload(env, (size_t)d->n, BC_DTYPE_BF16, &rng, &d->bias);
-        }
-        CHECK_BC(bc_mem_alloc(env->dev, (size_t)(d->m * d->n) * bc_dtype_bytes(d->d_type), &d->d));
-        CHECK_BC(bc_gemm_plan_create(env->dev, d, &k[i].plan));
-    }
+    for (int i = 0; i < 4; i++) /* the second reads the first's D */
+        make_link(env, &k[i], shape[i], i < 2 ? "sm90_128x64" : "sm90_128x128", 0, i == 1 ? &k[0] : NULL, &rng);
     void *launched[4], *resident[4];
     for (int pair = 0; pair < 2; pair++) {
         link *c = &k[2 * pair];
@@ -251,15 +264,17 @@ static void launched_outputs(gpu_env *env, bc_stream *s, const bc_mlp *m, void *
 
 /* 10,000 resident steps over 8 input sets: the output of every step and the
  * hidden layers of every 100th are the bytes the launched plans wrote. */
-static void test_byte_identical_to_launched(void **state)
+static void identical_steps(gpu_env *env, const char *config)
 {
-    gpu_env *env = GPU_ENV_OR_SKIP(state);
-    if (!gpu_is_hopper(env))
-        skip();
     const int steps = quick() ? 200 : 10000;
     bc_rng rng = {bc_ref_seed()};
     bc_mlp m;
-    mlp_or_fail(env, &m, "sm90_64x32", &rng);
+    mlp_or_fail(env, &m, config, &rng);
+    for (int l = 0; l < 3; l++) {
+        bc_gemm_plan_info pi;
+        CHECK_BC(bc_gemm_plan_query(m.plan[l], &pi));
+        print_message("  layer %d: %s split %u\n", l, pi.config, pi.split_k);
+    }
     void *in[SETS], *want[SETS][4], *got[4];
     for (int l = 1; l <= 3; l++)
         got[l] = malloc((size_t)(16 * mlp_width[l]) * 2);
@@ -294,6 +309,77 @@ static void test_byte_identical_to_launched(void **state)
     for (int l = 1; l <= 3; l++)
         free(got[l]);
     bc_mlp_destroy(env->dev, &m);
+}
+
+/* Pinned whole tiles, then the rule's plans: split-K plans whose partials
+ * meet in global memory must give the cluster exchange's bytes. */
+static void test_byte_identical_to_launched(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    identical_steps(env, "sm90_64x32");
+    identical_steps(env, NULL);
+}
+
+/* Split-K plans with ragged M, N and K, a split that does not divide the
+ * k-blocks evenly (4 ways of 15), one of 2 k-blocks 2 ways, a whole-tile skinny plan in the same
+ * phase, bias + ReLU, beta * C into f32, and fewer CTAs than work items
+ * (each CTA walks several, the ring carried across them): right against
+ * the reference and byte-identical to the launched plans, 50 steps. */
+static void test_split_chains(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    bc_rng rng = {bc_ref_seed()};
+    enum { LINKS = 3 };
+    link k[LINKS];
+    memset(k, 0, sizeof k);
+    const int64_t shape[LINKS][3] = {{13, 104, 904}, {13, 72, 104}, {16, 64, 520}};
+    const uint32_t split[LINKS] = {4, 2, 1};
+    for (int i = 0; i < LINKS; i++) {
+        make_link(env, &k[i], shape[i], split[i] > 1 ? "sm90_64x32m16s" : "sm90_64x32m16", split[i],
+                  i == 1 ? &k[0] : NULL, &rng);
+        bc_gemm_plan_info pi;
+        CHECK_BC(bc_gemm_plan_query(k[i].plan, &pi));
+        assert_int_equal(pi.split_k, split[i]);
+    }
+    size_t bytes[LINKS];
+    void *want[LINKS], *got[LINKS];
+    for (int i = 0; i < LINKS; i++)
+        CHECK_BC(bc_gemm_launch(k[i].plan, env->s));
+    CHECK_BC(bc_stream_wait(env->s, 5 * SEC));
+    for (int i = 0; i < LINKS; i++) {
+        bytes[i] = (size_t)(k[i].d.m * k[i].d.n) * bc_dtype_bytes(k[i].d.d_type);
+        want[i] = malloc(bytes[i]), got[i] = malloc(bytes[i]);
+        CHECK_BC(bc_memcpy_dtoh(env->dev, want[i], k[i].d.d, bytes[i]));
+    }
+    bc_resident_config cfg;
+    bc_resident_config_default(&cfg);
+    cfg.sm_count = 5; /* 4 tiles x 4 items, then 3 x 2 + 2: several a CTA */
+    bc_gemm_plan *plans[LINKS] = {k[0].plan, k[1].plan, k[2].plan};
+    bc_resident *res = start(env, plans, LINKS, &cfg);
+    for (int step = 0; step < 50; step++) {
+        for (int i = 0; i < LINKS; i++)
+            CHECK_BC(bc_memset_d8_async(side, k[i].d.d, 0xFF, bytes[i]));
+        CHECK_BC(bc_stream_wait(side, 5 * SEC));
+        CHECK_BC(bc_resident_step(res, 5 * SEC));
+        for (int i = 0; i < LINKS; i++) {
+            CHECK_BC(bc_memcpy_dtoh(env->dev, got[i], k[i].d.d, bytes[i]));
+            if (memcmp(got[i], want[i], bytes[i]) != 0)
+                fail_msg("step %d: plan %d (split %u) differs from the launched plan", step, i, split[i]);
+        }
+    }
+    CHECK_BC(bc_resident_stop(res, SEC));
+    bc_resident_destroy(res);
+    for (int i = 0; i < LINKS; i++)
+        check_link(env, &k[i], i == 1);
+    print_message("  50 steps of split plans (4 and 2 ways) beside a whole-tile one, 5 CTAs: launched bytes\n");
+    for (int i = 0; i < LINKS; i++) {
+        free(k[i].ha), free(k[i].hb), free(k[i].hc), free(k[i].hbias), free(want[i]), free(got[i]);
+        bc_gemm_plan_destroy(k[i].plan);
+    }
 }
 
 /* One 128x2048x2048 plan (sm90_64x32: 128 tiles, 128 CTAs): 1000 steps
@@ -468,6 +554,7 @@ int main(void)
         cmocka_unit_test(test_mlp_against_reference),
         cmocka_unit_test(test_configs_and_epilogues),
         cmocka_unit_test(test_b_from_previous_plan),
+        cmocka_unit_test(test_split_chains),
         cmocka_unit_test(test_byte_identical_to_launched),
         cmocka_unit_test(test_big_step_identical),
         cmocka_unit_test(test_zero_copy),

@@ -405,6 +405,75 @@ static void check_mlp(env *e, const void *in, const void *out)
     free(x), free(y), free(w), free(b);
 }
 
+/* Split-K plans run in their whole-tile twin's kernel: S work items a
+ * tile, one arrival counter a tile (zeroed at each start with the sync
+ * block), one partial slot an item; other kernels refuse them. */
+static void test_split_program(void **state)
+{
+    env e;
+    env_open(&e);
+    static const uint32_t split[LAYERS] = {1, 2, 8};
+    for (int l = 0; l < LAYERS; l++) {
+        bc_gemm_desc d = layer_desc(&e, l, split[l] > 1 ? "sm90_64x32m16s" : "sm90_64x32m16");
+        d.split_k = split[l];
+        assert_ok(bc_gemm_plan_create(e.dev, &d, &e.plan[l]));
+        assert_int_equal(e.plan[l]->params.split_k, split[l]);
+    }
+    bc_resident *res = NULL;
+    assert_ok(bc_resident_create(e.dev, plans_of(&e), LAYERS, NULL, &res));
+    bc_resident_info in;
+    assert_ok(bc_resident_query(res, &in));
+    assert_string_equal(in.config, "sm90_64x32m16");
+    const uint64_t slot = 16 * 32 * 4; /* one item's 16 x 32 f32 partial */
+    const uint32_t tiles1 = 1024 / 32, tiles2 = 64 / 32;
+    assert_int_equal(in.partial_bytes, (tiles1 * 2 + tiles2 * 8) * slot);
+    assert_int_equal(in.sm_count, tiles1 * 2); /* the widest phase's work items */
+    assert_ok(bc_resident_start(res, e.s));
+    const fake_launch *l = fake_last_launch();
+    assert_string_equal(l->kernel, "bc_resident_sm90_64x32m16");
+    bc_resident_params p;
+    const bc_resident_op *ops = program_of(l, &p);
+    assert_int_equal(ops[0].x.split, 1);
+    assert_int_equal(ops[0].x.phase_tiles, tiles1);
+    assert_int_equal(ops[1].x.split, 2);
+    assert_int_equal(ops[1].x.phase_tiles, tiles1 * 2);
+    assert_int_equal(ops[2].x.split, 8);
+    assert_int_equal(ops[2].x.phase_tiles, tiles2 * 8);
+    assert_int_equal(ops[1].x.ctr0, 0);
+    assert_int_equal(ops[2].x.ctr0, tiles1);
+    const uint32_t sync_bytes = BC_RESIDENT_SYNC_CTR + 256; /* 34 counters, rounded up to 256 bytes */
+    assert_int_equal(ops[1].x.ws_off, sync_bytes);
+    assert_int_equal(ops[2].x.ws_off, sync_bytes + tiles1 * 2 * slot);
+    /* the counters are zeroed at every start, and the partials lie inside the allocation */
+    assert_ok(bc_resident_stop(res, SEC));
+    uint8_t junk[BC_RESIDENT_SYNC_CTR + 256];
+    memset(junk, 0xA5, sizeof junk);
+    assert_ok(bc_memcpy_htod(e.dev, p.sync, junk, sizeof junk));
+    assert_ok(bc_resident_start(res, e.s));
+    assert_ok(bc_resident_step(res, 5 * SEC));
+    assert_ok(bc_resident_stop(res, SEC));
+    uint8_t back[sizeof junk];
+    assert_ok(bc_memcpy_dtoh(e.dev, back, p.sync, sizeof back));
+    for (size_t i = BC_RESIDENT_SYNC_CTR; i < sizeof back; i++)
+        assert_int_equal(back[i], 0);
+    const uint64_t end = p.sync + ops[2].x.ws_off + tiles2 * 8 * slot;
+    assert_ok(bc_memcpy_htod(e.dev, end - 16, junk, 16)); /* the last slot's last bytes: allocated */
+    bc_resident_destroy(res);
+
+    /* the split twin shares a kernel with 64x32m16 only */
+    bc_gemm_plan *wide = NULL;
+    bc_gemm_desc d = layer_desc(&e, 0, "sm90_64x32");
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &wide));
+    const bc_gemm_plan *mixed[2] = {wide, e.plan[2]};
+    expect_reject(&e, mixed, 2, NULL, BC_ERR_INVALID_ARGUMENT, "plans");
+    mixed[0] = e.plan[2], mixed[1] = wide;
+    expect_reject(&e, mixed, 2, NULL, BC_ERR_INVALID_ARGUMENT, "plans");
+    bc_gemm_plan_destroy(wide);
+    for (int i = 0; i < LAYERS; i++)
+        bc_gemm_plan_destroy(e.plan[i]);
+    bc_device_close(e.dev);
+}
+
 /* Steps through the emulator, with the input and output copied by the
  * kernel from and to pinned memory; numbering continues across a restart. */
 static void test_steps_compute(void **state)
@@ -538,7 +607,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         ft_test(test_config_default),   ft_test(test_create_rejects),   ft_test(test_program),
         ft_test(test_steps_compute),    ft_test(test_timeout_recovers), ft_test(test_step_path_is_free),
-        ft_test(test_needs_its_group),  ft_test(test_close_stops_it),   ft_test(test_close_with_hung_kernel),
+        ft_test(test_split_program),    ft_test(test_needs_its_group),  ft_test(test_close_stops_it),
+        ft_test(test_close_with_hung_kernel),
     };
     return cmocka_run_group_tests_name("resident", tests, NULL, NULL);
 }

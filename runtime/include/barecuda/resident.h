@@ -59,9 +59,13 @@ bc_status bc_resident_config_default(bc_resident_config *out_cfg);
  * step, after cfg->inputs and before cfg->outputs): their tensor maps and
  * epilogues in one device block, the barriers between dependent operations,
  * the doorbell and completion words in the pinned host pool. The plans must
- * be whole-tile sm_90a plans of one configuration with a resident kernel
- * (every whole-tile one but sm90_128x256; BC_ERR_INVALID_ARGUMENT naming
- * the first that is not); they may be destroyed afterwards. cfg may be NULL
+ * be sm_90a plans that run in one resident kernel: one whole-tile
+ * configuration (every one but sm90_128x256), or sm90_64x32m16 and its
+ * split-K twin sm90_64x32m16s mixed (BC_ERR_INVALID_ARGUMENT naming the
+ * first that is not); they may be destroyed afterwards. A split-K plan's
+ * partials go through device memory the executor allocates (tile x split x
+ * 2 KiB; bc_resident_info.partial_bytes) and are added in the plan's order,
+ * so its results are a launch's, bit for bit. cfg may be NULL
  * (the defaults). BC_ERR_NO_KERNEL_FOR_DEVICE when the device was opened
  * without BC_KERNELS_RESIDENT in bc_device_config.kernel_groups (the
  * executor's kernels are resolved at open only when asked for).
@@ -102,11 +106,12 @@ bc_status bc_resident_step(bc_resident *res, uint64_t timeout_ns);
 bc_status bc_resident_stop(bc_resident *res, uint64_t timeout_ns);
 
 typedef struct bc_resident_info {
-    const char *config;     /* tile configuration of every plan */
+    const char *config;     /* the resident kernel's tile configuration (sm90_64x32m16 for its split twin too) */
     uint32_t sm_count;      /* CTAs held */
     uint32_t plans;
     uint32_t barriers;      /* grid-wide barriers per step between operations (beyond the start and end of a step) */
     uint32_t operations;    /* plans + inputs + outputs */
+    uint64_t partial_bytes; /* device memory for the split-K plans' partials (0 without them) */
     uint64_t steps_done;    /* completion count */
     int running;
 } bc_resident_info;
