@@ -77,6 +77,27 @@ static void test_mlp(void **state)
     has(r.out, "bc_gemm_launch mlp 16:64,128,32");
     has(r.out, "checked against the CPU reference");
     cli_capture_free(&r);
+
+    /* the rule's split-K plans run resident too: the control-loop policy's layers */
+    const char *split_args[] = {"latency", "--mlp", "16:256,1024,1024,64", "--runs", "20", "--warmup", "1",
+                                "--resident", "--mode", "graph", "--wait", "spin", "--json", NULL};
+    cli_run_args(&r, split_args);
+    if (r.rc != BC_EXIT_OK)
+        fail_msg("rc %d\nstdout: %s\nstderr: %s", r.rc, r.out, r.err);
+    has(r.out, "\"layer_plans\":\"sm90_64x32m16, sm90_64x32m16s/2, sm90_64x32m16s/8\"");
+    /* 32 tiles x 2 and 2 tiles x 8 partials of 16 x 32 f32 */
+    has(r.out, "\"resident_sm_count\":64,\"resident_operations\":3,\"resident_barriers\":2,"
+               "\"resident_partial_bytes\":163840");
+    has(r.out, "{\"mode\":\"resident\",\"policy\":\"spin\",\"what\":\"end_to_end\"");
+    cli_capture_free(&r);
+
+    /* a plan no resident kernel runs: a clear refusal */
+    const char *wide_args[] = {"latency", "--shape", "16x32x4096", "--split", "4", "--config", "sm90_128x128s",
+                               "--runs", "5", "--resident", NULL};
+    cli_run_args(&r, wide_args);
+    assert_int_not_equal(r.rc, BC_EXIT_OK);
+    has(r.err, "sm90_128x128s, which has no resident kernel");
+    cli_capture_free(&r);
 }
 
 /* A resident step that computes one wrong element: the run stops before
@@ -104,7 +125,6 @@ static void test_bad_options(void **state)
         {"latency", "--sm-count", "x", NULL},
         {"latency", "--max-sleep-ns", "2000000", NULL},
         {"latency", "--mode", "fast", NULL},
-        {"latency", "--resident", "--split", "2", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cli_capture r;

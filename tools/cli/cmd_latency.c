@@ -52,8 +52,9 @@ static void usage(FILE *f)
             "of a resident executor of the same plans (ring the doorbell, wait for the completion word); --io\n"
             "adds it with the step's input and output in pinned host memory, moved by bc_memcpy calls\n"
             "(resident-memcpy) or by the kernel itself (resident-zerocopy). --sm-count, --spin-ns and\n"
-            "--max-sleep-ns configure the executor (README, \"Resident executor\"). The executor runs whole-tile\n"
-            "plans only, so with --resident every mode measures whole-tile plans (--split 1; 2.. is refused).\n",
+            "--max-sleep-ns configure the executor (README, \"Resident executor\"). Every mode measures the same\n"
+            "plans; the executor runs them when they share one resident kernel (whole-tile plans of one\n"
+            "configuration but sm90_128x256, or sm90_64x32m16 with its split-K twin): else pin --config or --split 1.\n",
             BC_EXIT_VERIFY);
 }
 
@@ -177,10 +178,6 @@ static int parse(int argc, char **argv, lat_opts *o)
         BAD("unexpected argument '%s'\n", argv[optind]);
     if (resident)
         o->modes |= 4;
-    if (resident && o->split_k == 0) /* the executor runs whole tiles: every mode measures the same plans */
-        o->split_k = 1;
-    if (resident && o->split_k >= 2)
-        BAD("--resident runs whole-tile plans: no --split %u with it\n", o->split_k);
     if (o->io && !(o->modes & 4))
         BAD("--io measures the resident step: add --resident\n");
     if (!out_set)
@@ -335,10 +332,19 @@ static int run(lat_ctx *c, bc_device_info *di, int prio_eff)
     };
     bc_gemm_plan_query(c->plan, &r.plan);
     bc_gemm_plan_query(c->fplan, &r.floor_plan);
-    char network[96];
+    char network[96], layers[BC_MLP_MAX_LAYERS * 24] = "";
     if (o->mlp) {
         snprintf(network, sizeof network, "mlp %s", o->mlp);
         r.network = network;
+        for (int l = 0, at = 0; l < c->mlp.layers && at < (int)sizeof layers; l++) {
+            bc_gemm_plan_info pi;
+            bc_gemm_plan_query(c->mlp.plan[l], &pi);
+            char split[16] = "";
+            if (pi.split_k > 1)
+                snprintf(split, sizeof split, "/%u", pi.split_k);
+            at += snprintf(layers + at, sizeof layers - (size_t)at, "%s%s%s", l ? ", " : "", pi.config, split);
+        }
+        r.layer_plans = layers;
     }
     if (c->rs.exec)
         r.resident = &c->rs.info;

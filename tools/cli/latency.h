@@ -122,6 +122,7 @@ typedef struct lat_report {
     const char *image;
     int64_t m, n, k;
     const char *network;      /* "mlp B:W0,...,WL", or NULL for the one GEMM m x n x k */
+    const char *layer_plans;  /* mlp: each layer's configuration, "/S" when split S ways; else NULL */
     bc_dtype ab, out;
     bc_gemm_plan_info plan, floor_plan;
     const bc_resident_info *resident; /* NULL: no resident series */

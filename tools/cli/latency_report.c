@@ -48,9 +48,13 @@ void lat_print_text(const lat_report *r)
         snprintf(pin, sizeof pin, "thread pinned to CPU %d", r->cpu);
     else
         snprintf(pin, sizeof pin, "thread not pinned");
+    if (r->layer_plans)
+        printf("  layer plans: %s\n", r->layer_plans);
     if (r->resident)
-        printf("  resident executor: %s, %u CTAs (one per SM) held, %u operations, %u grid barriers per step\n",
-               r->resident->config, r->resident->sm_count, r->resident->operations, r->resident->barriers);
+        printf("  resident executor: %s, %u CTAs (one per SM) held, %u operations, %u grid barriers per step, "
+               "%llu KiB of split-K partials\n",
+               r->resident->config, r->resident->sm_count, r->resident->operations, r->resident->barriers,
+               (unsigned long long)(r->resident->partial_bytes >> 10));
     printf("  %d runs per series after %d warm-up runs; stream priority asked %d, effective %d (device range %d..%d); "
            "%s; results %s\n",
            r->runs, r->warmup, r->prio_asked, r->prio_effective, r->prio_greatest, r->prio_least, pin,
@@ -123,9 +127,15 @@ void lat_print_json(const lat_report *r)
         printf(",\"network\":");
         bc_cli_json_string(stdout, r->network);
     }
+    if (r->layer_plans) {
+        printf(",\"layer_plans\":");
+        bc_cli_json_string(stdout, r->layer_plans);
+    }
     if (r->resident)
-        printf(",\"resident_sm_count\":%u,\"resident_operations\":%u,\"resident_barriers\":%u", r->resident->sm_count,
-               r->resident->operations, r->resident->barriers);
+        printf(",\"resident_sm_count\":%u,\"resident_operations\":%u,\"resident_barriers\":%u,"
+               "\"resident_partial_bytes\":%llu",
+               r->resident->sm_count, r->resident->operations, r->resident->barriers,
+               (unsigned long long)r->resident->partial_bytes);
     printf(",\"runs\":%d,\"warmup\":%d,\"cpu\":%d,\"priority_asked\":%d,\"priority_effective\":%d,\"checked\":%s,"
            "\"rows_checked\":%lld,\"percentiles\":\"nearest-rank\",\"rows\":[",
            r->runs, r->warmup, r->cpu, r->prio_asked, r->prio_effective, r->checked ? "true" : "false",
