@@ -61,23 +61,16 @@ BC_DEVICE float bc_load_out(uint64_t base, uint64_t i, int out_t)
 }
 
 /* v (already alpha * acc) + beta * C + bias, then ReLU: the rest of the
- * epilogue math for element (row, col); the bias from *bias when given
- * (loaded earlier), else from memory. */
-BC_DEVICE float bc_epi_finish_with(const bc_epi *e, float v, uint32_t row, uint32_t col, const float *bias,
-                                   int out_t)
+ * epilogue math for element (row, col). */
+BC_DEVICE float bc_epi_finish(const bc_epi *e, float v, uint32_t row, uint32_t col, int out_t)
 {
     if (e->flags & BC_GEMM_F_C)
         v += e->beta * bc_load_out(e->c, (uint64_t)row * e->ldc + col, out_t);
     if (e->flags & BC_GEMM_F_BIAS)
-        v += bias ? *bias : bc_load_out(e->bias, col, out_t);
+        v += bc_load_out(e->bias, col, out_t);
     if ((e->flags & BC_GEMM_F_RELU) && v < 0.0f)
         v = 0.0f; /* NaN propagates, as in torch.relu */
     return v;
-}
-
-BC_DEVICE float bc_epi_finish(const bc_epi *e, float v, uint32_t row, uint32_t col, int out_t)
-{
-    return bc_epi_finish_with(e, v, row, col, (const float *)0, out_t);
 }
 
 /* Stores the finished value v at element index i of D. */
@@ -91,10 +84,8 @@ BC_DEVICE void bc_epi_store_one(const bc_epi *e, uint64_t i, float v, int out_t)
 
 /* Finishes v[0..3] (already alpha * acc) for columns col..col+3 of `row`
  * and stores them: one 8- or 16-byte store when all four are inside N and
- * the group is aligned, else element by element; nothing outside M or N.
- * bias4: the four columns' bias, loaded earlier, or NULL (from memory). */
-BC_DEVICE void bc_epi_store4_with(const bc_epi *e, uint32_t row, uint32_t col, const float *v, const float *bias4,
-                                  int out_t)
+ * the group is aligned, else element by element; nothing outside M or N. */
+BC_DEVICE void bc_epi_store4(const bc_epi *e, uint32_t row, uint32_t col, const float *v, int out_t)
 {
     if (row >= e->m)
         return;
@@ -102,8 +93,7 @@ BC_DEVICE void bc_epi_store4_with(const bc_epi *e, uint32_t row, uint32_t col, c
     float f[4];
 #pragma unroll
     for (uint32_t k = 0; k < 4; k++)
-        f[k] = col + k < e->n ? bc_epi_finish_with(e, v[k], row, col + k, bias4 ? bias4 + k : (const float *)0, out_t)
-                              : 0.0f;
+        f[k] = col + k < e->n ? bc_epi_finish(e, v[k], row, col + k, out_t) : 0.0f;
     if (col + 4u <= e->n && (i & 3u) == 0) {
         if (out_t == BC_OUT_F32) {
             typedef float f32x4 __attribute__((ext_vector_type(4)));
@@ -120,11 +110,6 @@ BC_DEVICE void bc_epi_store4_with(const bc_epi *e, uint32_t row, uint32_t col, c
     for (uint32_t k = 0; k < 4; k++)
         if (col + k < e->n)
             bc_epi_store_one(e, i + k, f[k], out_t);
-}
-
-BC_DEVICE void bc_epi_store4(const bc_epi *e, uint32_t row, uint32_t col, const float *v, int out_t)
-{
-    bc_epi_store4_with(e, row, col, v, (const float *)0, out_t);
 }
 
 #endif

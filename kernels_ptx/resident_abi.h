@@ -30,6 +30,7 @@
 #include "gemm_abi.h"
 
 #define BC_RESIDENT_MAX_OPS 16
+#define BC_RESIDENT_MAX_SPLIT 8 /* split-K ways of a resident plan: the plans' own maximum (clusters of 8) */
 #define BC_RESIDENT_STOP (1ull << 63)
 #define BC_RESIDENT_SEQ_MASK (BC_RESIDENT_STOP - 1u)
 

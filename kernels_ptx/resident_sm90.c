@@ -349,20 +349,7 @@ BC_DEVICE void res_split_item(sm90_shape g, const res_info_s *op, float *acc, ui
                               uint64_t sync, res_state *st)
 {
     const uint32_t s = op->split, ti = it / s, r = it % s, nthr = 128u * g.cons;
-    const uint32_t tc = bc_tid_x() - BC_SM90_PRODUCER_THREADS, w = (tc % 128u) / 32u, l = tc % 32u;
-    const bc_tile tile = res_tile_of(op, it);
-    const uint32_t row0 = tile.m * 64u * g.cons, col0 = tile.n * g.bn, groups = g.ar * (g.bn / 4u);
-    /* one group of 4 columns a thread (the skinny tile: 16 x 32 over 128): its bias now, in case this
-     * item finishes the tile, its latency spent in the main loop */
-    const int pre = groups <= nthr && (op->flags & BC_GEMM_F_BIAS);
-    float bias4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    if (pre && tc < groups)
-#pragma unroll
-        for (uint32_t k = 0; k < 4; k++) {
-            const uint32_t col = col0 + 4u * (tc % (g.bn / 4u)) + k;
-            if (col < op->n)
-                bias4[k] = bc_load_out(op->bias, col, (int)op->d_type);
-        }
+    const uint32_t tc = bc_tid_x() - BC_SM90_PRODUCER_THREADS;
     uint32_t kb0, kb1;
     res_k_range(op, it, &kb0, &kb1);
     if (op->ab_type == 1)
@@ -373,10 +360,10 @@ BC_DEVICE void res_split_item(sm90_shape g, const res_info_s *op, float *acc, ui
     const uint64_t slots = sync + op->ws_off + (uint64_t)ti * s * slot_bytes;
 #pragma unroll
     for (uint32_t h = 0; h < 2; h++) {
-        const uint32_t row = c * 64u + 16u * w + l / 4u + 8u * h;
+        const uint32_t row = bc_splitk_frag_row(c, tc % 128u, h);
         if (row >= g.ar) /* rows past the stage's A rows: never stored */
             continue;
-        const uint64_t dst = slots + r * slot_bytes + (row * g.bn + 2u * (l % 4u)) * 4u;
+        const uint64_t dst = slots + r * slot_bytes + (row * g.bn + bc_splitk_frag_col(tc % 128u)) * 4u;
 #pragma unroll
         for (uint32_t j = 0; j < g.bn / 8; j++)
             bc_st_global_v2f32(dst + 32u * j, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
@@ -393,26 +380,25 @@ BC_DEVICE void res_split_item(sm90_shape g, const res_info_s *op, float *acc, ui
     bc_bar_sync(RES_BAR_SPLIT, nthr);
     if (!ctl->split_last)
         return;
+    const bc_tile tile = res_tile_of(op, it);
+    const uint32_t row0 = tile.m * 64u * g.cons, col0 = tile.n * g.bn, groups = g.ar * (g.bn / 4u);
     for (uint32_t q = tc; q < groups; q += nthr) {
         const uint32_t row = q / (g.bn / 4u), c4 = 4u * (q % (g.bn / 4u));
         const uint64_t src0 = slots + (row * g.bn + c4) * 4u;
+        bc_f32x4 p[BC_RESIDENT_MAX_SPLIT]; /* every slot's load in flight, then added in order */
+#pragma unroll
+        for (uint32_t i = 0; i < BC_RESIDENT_MAX_SPLIT; i++)
+            if (i < s)
+                p[i] = bc_ld_cg_v4f32(src0 + (uint64_t)i * slot_bytes);
         float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        for (uint32_t src = 0; src < s; src += 8u) { /* eight loads in flight, added in order */
-            bc_f32x4 p[8];
 #pragma unroll
-            for (uint32_t i = 0; i < 8; i++)
-                if (src + i < s)
-                    p[i] = bc_ld_cg_v4f32(src0 + (uint64_t)(src + i) * slot_bytes);
-#pragma unroll
-            for (uint32_t i = 0; i < 8; i++)
-                if (src + i < s)
-                    v[0] += p[i].x, v[1] += p[i].y, v[2] += p[i].z, v[3] += p[i].w;
-        }
+        for (uint32_t i = 0; i < BC_RESIDENT_MAX_SPLIT; i++)
+            if (i < s)
+                v[0] += p[i].x, v[1] += p[i].y, v[2] += p[i].z, v[3] += p[i].w;
 #pragma unroll
         for (uint32_t k = 0; k < 4; k++)
             v[k] *= op->alpha;
-        bc_epi_store4_with((const bc_epi *)op, row0 + row, col0 + c4, v, pre ? bias4 : (const float *)0,
-                           (int)op->d_type);
+        bc_epi_store4((const bc_epi *)op, row0 + row, col0 + c4, v, (int)op->d_type);
     }
 }
 

@@ -29,6 +29,15 @@ BC_DEVICE uint32_t bc_splitk_off(const uint32_t bn, uint32_t rows, uint32_t slot
     return ((slot * rows + r) * bc_splitk_pitch(bn) + col) * 4u;
 }
 
+/* Where thread t128 of consumer warpgroup c holds wgmma accumulators:
+ * half h (0, 1) is tile row bc_splitk_frag_row, and acc[4j + 2h],
+ * acc[4j + 2h + 1] are columns bc_splitk_frag_col + 8j and the next. */
+BC_DEVICE uint32_t bc_splitk_frag_row(uint32_t c, uint32_t t128, uint32_t h)
+{
+    return c * 64u + 16u * (t128 / 32u) + (t128 % 32u) / 4u + 8u * h;
+}
+BC_DEVICE uint32_t bc_splitk_frag_col(uint32_t t128) { return 2u * (t128 % 4u); }
+
 /* Consumer warpgroup c of CTA `rank` sends its 64 rows of accumulators
  * (those below bm) to their owners: row R of the tile goes to CTA R / (bm/S),
  * slot `rank`. bm (the tile's rows, or the rows a skinny tile holds) and bn
@@ -37,13 +46,13 @@ BC_DEVICE uint32_t bc_splitk_off(const uint32_t bn, uint32_t rows, uint32_t slot
 BC_DEVICE void bc_splitk_send(const float *acc, const uint32_t bm, const uint32_t bn, uint32_t slots, uint32_t rank,
                               uint32_t s, uint32_t c, uint32_t t128)
 {
-    const uint32_t w = t128 / 32u, l = t128 % 32u, rows = bm / s;
+    const uint32_t rows = bm / s;
 #pragma unroll
     for (uint32_t h = 0; h < 2; h++) {
-        const uint32_t row = c * 64u + 16u * w + l / 4u + 8u * h, owner = row / rows;
+        const uint32_t row = bc_splitk_frag_row(c, t128, h), owner = row / rows;
         if (row >= bm) /* a skinny tile's rows past its stage's A rows: never stored */
             continue;
-        const uint32_t dst = bc_mapa(slots + bc_splitk_off(bn, rows, rank, row % rows, 2u * (l % 4u)), owner);
+        const uint32_t dst = bc_mapa(slots + bc_splitk_off(bn, rows, rank, row % rows, bc_splitk_frag_col(t128)), owner);
 #pragma unroll
         for (uint32_t j = 0; j < bn / 8; j++)
             bc_st_cluster_v2(dst + 32u * j, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);

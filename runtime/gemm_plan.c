@@ -6,10 +6,12 @@
 #include "error.h"
 #include "gemm_family.h"
 #include "gemm_internal.h"
+#include "resident_abi.h"
 
 #define MAX_DIM 0x7FFFFFFFll
 #define GROUP_M 8u /* tile raster band height (tile_sched.h); 4 and 16 measured no better */
 #define BC_MAX_SPLIT_K 8u      /* CTAs per cluster: the portable maximum */
+_Static_assert(BC_MAX_SPLIT_K <= BC_RESIDENT_MAX_SPLIT, "the resident kernel adds at most BC_RESIDENT_MAX_SPLIT slots");
 
 /* Every family's table (gemm_family.h); the rule knows them only through these. */
 static const bc__gemm_family *const families[] = {&bc__gemm_family_sm90, &bc__gemm_family_sm100,

@@ -117,11 +117,6 @@ static bc_status check_plan(bc_device *dev, const bc_gemm_plan *pl, int i, int f
                        "plans[%d] uses %s, plans[0] %s: every plan of an executor runs in one resident kernel "
                        "(pin bc_gemm_desc.config; sm90_64x32m16 and sm90_64x32m16s share one)",
                        i, c->name, kernels[first].config);
-    if (pl->params.split_k > 255 || pl->params.tiles_m > 65535 || pl->params.tiles_n > 65535)
-        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
-                       "plans[%d]: %u x %u tiles split %u ways: the executor runs at most 65535 tiles a side and "
-                       "255 splits",
-                       i, pl->params.tiles_m, pl->params.tiles_n, pl->params.split_k);
     *out_kernel = k;
     return BC_OK;
 }
