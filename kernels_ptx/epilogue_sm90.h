@@ -20,9 +20,12 @@
  *     cp.async.bulk.wait_group.read 1, and the next tile's main loop starts
  *     while the last stores drain.
  *   Copy-out path (D rows not 16-byte aligned, e.g. an odd N in bf16; no C
- *     or C in smem): the same finished, converted values are staged, then
- *     each warp copies rows of the chunk to D, one 4-byte word per lane (a
- *     2-byte store at an end of a 16-bit row that starts or ends mid-word).
+ *     or C in smem): the same finished, converted values are staged and
+ *     copied to D by the threads. 16-bit D: each row is staged rotated
+ *     within its line by its start's offset in a 16-byte window, so the
+ *     copy is 16-byte shared loads and 16-byte aligned global stores, and
+ *     only the partial windows at a row piece's ends go element by element
+ *     (one element per lane). f32 D: one element per lane.
  *   Thread path (C in global memory: its rows are not 16-byte aligned):
  *     alpha * acc staged as f32, 32 columns a chunk; then each thread
  *     finishes and stores elements along rows (coalesced C reads and D
@@ -143,12 +146,18 @@ BC_DEVICE void bc_sm90_load_bias(const bc_epi *e, const uint32_t bn, uint32_t co
     }
 }
 
-/* Finishes the chunk's fragments and stages them, converted to D's type, in
+/* Finishes chunk q's fragments (cacc: its accumulators, columns 8jj..
+ * 8jj + 7 of the chunk at 4jj) and stages them, converted to D's type, in
  * `buf` (esize and bn compile-time constants): the part the TMA and the
  * copy-out paths share. pre: the tile's bias values from bc_sm90_load_bias,
- * or NULL to load the chunk's here. */
-BC_DEVICE void bc_sm90_stage_chunk(const bc_epi *e, const float *acc, const uint32_t bn, const uint32_t esize,
-                                   int out_t, const bc_sm90_epi_at *at, uint32_t q, uint32_t buf, const float *pre)
+ * or NULL to load the chunk's here. rotated (16-bit D only): each line
+ * staged rotated by its row's start in D mod 16 (rot0 for this thread's row
+ * r0, rot1 for r0 + 8; bc_sm90_copyout_rotated), after the whole chunk is
+ * finished, so the TMA path's stores stay where its math is; 0: staged as
+ * the TMA unit reads them. */
+BC_DEVICE void bc_sm90_stage_chunk(const bc_epi *e, const float *cacc, const uint32_t bn, const uint32_t esize,
+                                   int out_t, const bc_sm90_epi_at *at, uint32_t q, uint32_t buf, const float *pre,
+                                   int rotated, uint32_t rot0, uint32_t rot1)
 {
     const uint32_t inner = bc_sm90_inner(bn, esize), cols = inner / esize;
     const uint32_t t128 = bc_opaque_u32(at->t128), w = t128 / 32u, l = t128 % 32u;
@@ -161,14 +170,14 @@ BC_DEVICE void bc_sm90_stage_chunk(const bc_epi *e, const float *acc, const uint
     if (!pre)
         bc_sm90_load_bias(e, cols, at->col0 + q * cols, t128, out_t, bv);
     const float *b = pre ? pre + 2u * q * (cols / 8u) : bv;
+    uint32_t pk[16]; /* 16-bit D: the packed pairs, group jj's row half h at 2jj + h */
 #pragma unroll
     for (uint32_t jj = 0; jj < cols / 8u; jj++) {
-        const uint32_t j = q * (cols / 8u) + jj; /* accumulator group: columns 8j .. 8j+7 */
         const float b0 = b[2 * jj], b1 = b[2 * jj + 1];
 #pragma unroll
         for (uint32_t h = 0; h < 2; h++) {
             const uint32_t off = bc_sm90_swz((r0 + 8u * h) * inner + (8u * jj + 2u * (l % 4u)) * esize, inner);
-            float v0 = e->alpha * acc[4 * j + 2 * h], v1 = e->alpha * acc[4 * j + 2 * h + 1];
+            float v0 = e->alpha * cacc[4 * jj + 2 * h], v1 = e->alpha * cacc[4 * jj + 2 * h + 1];
             if (has_c) {
                 const bc_f32x2s c = bc_sm90_load_c2(cb + off, esize, out_t);
                 v0 += e->beta * c.x;
@@ -180,93 +189,159 @@ BC_DEVICE void bc_sm90_stage_chunk(const bc_epi *e, const float *acc, const uint
                 v0 = v0 < 0.0f ? 0.0f : v0; /* NaN stays NaN */
                 v1 = v1 < 0.0f ? 0.0f : v1;
             }
-            if (esize == 4)
+            if (esize == 4) {
                 bc_st_shared_v2f32(buf + off, v0, v1);
-            else
-                bc_st_shared_b32(buf + off, bc_pack2(v0, v1, out_t));
+            } else {
+                pk[2 * jj + h] = bc_pack2(v0, v1, out_t);
+                if (!rotated)
+                    bc_st_shared_b32(buf + off, pk[2 * jj + h]);
+            }
+        }
+    }
+    if (esize == 4 || __builtin_expect(!rotated, 1))
+        return;
+    /* rotated: the pair's elements at line bytes (rot + x) mod inner and the next slot, one 2-byte store
+     * each (a branch per pair on the rotation's alignment measured slower, and lengthened the TMA path's
+     * code); a line's swizzle XOR is the same for all its bytes */
+#pragma unroll
+    for (uint32_t h = 0; h < 2; h++) {
+        const uint32_t line = (r0 + 8u * h) * inner, rh = h ? rot1 : rot0, m = inner - 1u;
+        const uint32_t lb = buf + line, sw = bc_sm90_swz(line, inner) ^ line, x0 = rh + 4u * (l % 4u);
+#pragma unroll
+        for (uint32_t jj = 0; jj < cols / 8u; jj++) {
+            const uint32_t xa = (x0 + 16u * jj) & m, w2 = pk[2 * jj + h];
+            bc_st_shared_b16(lb + (xa ^ sw), (uint16_t)w2);
+            bc_st_shared_b16(lb + (((xa + 2u) & m) ^ sw), (uint16_t)(w2 >> 16));
         }
     }
 }
 
-/* Copy-out of one staged chunk (columns cbase.. of D, `cols` a chunk):
+/* Copy-out of one staged chunk of f32 D (columns cbase.., `cols` of them):
  * rows one warp at a time (warp w takes rows w, w + 4, ...), each lane
- * writing one 4-byte aligned word of the row's bytes. A row of D starts at
- * an even byte, so for 16-bit D every word is two adjacent elements (one
- * shared load, or two and a byte permute when the row starts at the upper
- * half of a word) and at most two elements are left over, stored alone by
- * lane 31: the first when the row starts mid-word, the last when the rest
- * is odd. For f32 D a lane stores one element. A warp's stores of a row are
- * adjacent words: they coalesce into whole sectors but at the row's ends.
- * (A previous version wrote 16-byte windows, the ends element by element:
- * 2.4x the time of the aligned shape next to it at 9797x197x16.) */
-BC_DEVICE void bc_sm90_copyout_chunk(const bc_epi *e, const uint32_t cols, const uint32_t esize,
-                                     const bc_sm90_epi_at *at, uint32_t cbase, uint32_t buf)
+ * storing one element; a warp's stores of a row are adjacent words and
+ * coalesce into whole sectors but at the row's ends. */
+BC_DEVICE void bc_sm90_copyout_words(const bc_epi *e, const uint32_t cols, const bc_sm90_epi_at *at,
+                                     uint32_t cbase, uint32_t buf)
 {
-    const uint32_t inner = cols * esize;
+    const uint32_t inner = cols * 4u;
     const uint32_t t128 = bc_opaque_u32(at->t128), w = t128 / 32u, l = t128 % 32u;
     if (cbase >= e->n)
         return;
     const uint32_t ne = e->n - cbase < cols ? e->n - cbase : cols; /* elements of each row's piece */
 #pragma unroll 4
     for (uint32_t i = 0; i < 16u; i++) {
-        const uint32_t r = w + 4u * i, row = at->row0 + r, roff = r * inner;
-        if (row >= e->m)
-            continue;
-        const uint64_t gbyte = e->d + ((uint64_t)row * e->ldd + cbase) * esize;
-        if (esize == 4) {
-            if (l < ne)
-                *(uint32_t *)(uintptr_t)(gbyte + 4u * l) = bc_ld_shared_b32(buf + bc_sm90_swz(roff + 4u * l, inner));
-            continue;
+        const uint32_t r = w + 4u * i, row = at->row0 + r;
+        if (row < e->m && l < ne)
+            *(uint32_t *)(uintptr_t)(e->d + ((uint64_t)row * e->ldd + cbase + l) * 4u) =
+                bc_ld_shared_b32(buf + bc_sm90_swz(r * inner + 4u * l, inner));
+    }
+}
+
+/* Copy-out of one staged chunk of 16-bit D (columns cbase.., `cols` a
+ * chunk, line = 2 cols bytes). Row r's piece starts at global byte g, a = g
+ * mod 16 bytes past a 16-byte boundary, and bc_sm90_stage_chunk staged it
+ * rotated by a within its line: global byte g - a + i (i in [a, a + line))
+ * is line byte i mod line. So staged 16-byte chunk j is global window j of
+ * the piece, and chunk 0 holds both the head (window 0's bytes a..15) and
+ * the tail (bytes 0..a-1 of window line / 16). Per step a warp covers
+ * 32 / (line / 16) rows: first each lane stores its chunk as one 16-byte
+ * store when the whole window lies in the piece; then the elements of the
+ * partial windows, one per lane: those of chunk 0 (head and tail) and, in a
+ * chunk cut by N, those of the window where the piece ends. */
+BC_DEVICE void bc_sm90_copyout_rotated(const bc_epi *e, const uint32_t cols, const bc_sm90_epi_at *at,
+                                       uint32_t cbase, uint32_t buf)
+{
+    const uint32_t esize = 2u;
+    typedef float f32x4 __attribute__((ext_vector_type(4)));
+    const uint32_t line = cols * esize, lpr = line / 16u, rps = 32u / lpr, epw = 16u / esize;
+    const uint32_t t128 = bc_opaque_u32(at->t128), w = t128 / 32u, l = t128 % 32u;
+    if (cbase >= e->n)
+        return;
+    const uint32_t nb = (e->n - cbase < cols ? e->n - cbase : cols) * esize; /* bytes of each row's piece */
+#pragma unroll 1
+    for (uint32_t s = 0; s < 16u / rps; s++) {
+        { /* whole windows */
+            const uint32_t r = 16u * w + s * rps + l / lpr, row = at->row0 + r, j = l % lpr;
+            const uint64_t g = e->d + ((uint64_t)row * e->ldd + cbase) * esize;
+            const uint32_t a = (uint32_t)g & 15u, line0 = r * line, sw = bc_sm90_swz(line0, line) ^ line0;
+            if (row < e->m && (j == 0 ? a == 0 : 1) && 16u * j + 16u <= a + nb) {
+                const bc_f32x4s v = bc_ld_shared_v4f32(buf + line0 + ((16u * j) ^ sw));
+                const f32x4 qv = {v.x, v.y, v.z, v.w}; /* 16 bytes of D, moved as they are */
+                *(f32x4 *)(uintptr_t)(g - a + 16u * j) = qv;
+            }
         }
-        const uint32_t lead = (uint32_t)(gbyte >> 1) & 1u; /* 1: the piece starts at a word's upper half */
-        const uint32_t nw = (ne - lead) / 2u;               /* whole words: at most 32, 31 when lead */
-        if (l < nw) {
-            const uint32_t b = 2u * lead + 4u * l; /* staged byte of the word's first element */
-            uint32_t v;
-            if (lead)
-                v = bc_prmt(bc_ld_shared_b32(buf + bc_sm90_swz(roff + b - 2u, inner)),
-                            bc_ld_shared_b32(buf + bc_sm90_swz(roff + b + 2u, inner)), 0x5432u);
-            else
-                v = bc_ld_shared_b32(buf + bc_sm90_swz(roff + b, inner));
-            *(uint32_t *)(uintptr_t)(gbyte + b) = v;
-        }
-        if (l == 31u) {
-            if (lead)
-                *(uint16_t *)(uintptr_t)gbyte = bc_ld_shared_b16(buf + bc_sm90_swz(roff, inner));
-            if ((ne - lead) & 1u)
-                *(uint16_t *)(uintptr_t)(gbyte + 2u * (ne - 1u)) =
-                    bc_ld_shared_b16(buf + bc_sm90_swz(roff + 2u * (ne - 1u), inner));
+        /* element by element: lane l takes element l mod epw of the windows of row l / epw (+ 32 / epw) */
+#pragma unroll
+        for (uint32_t p = 0; p < (rps * epw + 31u) / 32u; p++) {
+            const uint32_t r = 16u * w + s * rps + p * (32u / epw) + l / epw, row = at->row0 + r, i = esize * (l % epw);
+            if (rps * epw < 32u && l / epw >= rps)
+                break;
+            const uint64_t g = e->d + ((uint64_t)row * e->ldd + cbase) * esize;
+            const uint32_t a = (uint32_t)g & 15u, end = a + nb, line0 = r * line, sw = bc_sm90_swz(line0, line) ^ line0;
+            if (row >= e->m)
+                continue;
+            /* chunk 0: line byte i is window byte i (head, i >= a) or tail byte i (window line / 16) */
+            const uint32_t gi = i >= a ? i : line + i;
+            if ((a != 0 || end < 16u) && gi < end) {
+                const uint32_t ad = buf + line0 + (i ^ sw);
+                *(uint16_t *)(uintptr_t)(g - a + gi) = bc_ld_shared_b16(ad);
+            }
+            /* a chunk cut by N: the partial window where the piece ends, past window 0 */
+            if (nb < line && end > 16u && (end & 15u) != 0 && 16u * (end / 16u) + i < end && end / 16u < lpr) {
+                const uint32_t x = 16u * (end / 16u) + i, ad = buf + line0 + (x ^ sw);
+                *(uint16_t *)(uintptr_t)(g - a + x) = bc_ld_shared_b16(ad);
+            }
         }
     }
 }
 
+/* One chunk q of the staged paths (below); cacc: its accumulators. */
+BC_DEVICE void bc_sm90_epi_chunk(const bc_epi *e, const float *cacc, const uint32_t bn, const uint32_t esize,
+                                 int out_t, const bc_sm90_epi_at *at, uint32_t *seq, int tma, const float *pre,
+                                 int rotated, uint32_t q, uint32_t rot0, uint32_t rot1)
+{
+    const uint32_t cols = bc_sm90_inner(bn, esize) / esize;
+    const uint32_t buf = bc_sm90_next_buf(at, seq);
+    if (tma && at->t128 == 0)
+        bc_bulk_wait_read(1); /* the store that last read `buf` is done reading */
+    bc_bar_sync(at->bar, 128);
+    bc_sm90_stage_chunk(e, cacc, bn, esize, out_t, at, q, buf, pre, rotated, rot0, rot1);
+    if (tma)
+        bc_fence_proxy_async_smem(); /* our st.shared before the TMA unit reads them */
+    bc_bar_sync(at->bar, 128);
+    if (__builtin_expect(rotated, 0)) {
+        bc_sm90_copyout_rotated(e, cols, at, at->col0 + q * cols, buf);
+    } else if (!tma) {
+        bc_sm90_copyout_words(e, cols, at, at->col0 + q * cols, buf);
+    } else if (at->t128 == 0) {
+        bc_tma_store_2d(at->tmap_d, (int32_t)(at->col0 + q * cols), (int32_t)at->row0, buf);
+        bc_bulk_commit();
+    }
+}
+
 /* The staged paths (TMA store, or copy-out when `tma` is 0); esize (2 or
- * 4) and bn are compile-time constants. Both stage each chunk with the same
- * code (one copy per element size keeps the kernels small). TMA: stores
- * are not waited for; a buffer is reused two chunks later, once the store
- * that read it is done reading. Copy-out: the barrier before staging also
- * says every thread finished copying the chunk that last used the buffer. */
+ * 4) and bn are compile-time constants. TMA: stores are not waited for; a
+ * buffer is reused two chunks later, once the store that read it is done
+ * reading. Copy-out: the barrier before staging also says every thread
+ * finished copying the chunk that last used the buffer. One copy of the
+ * staging code per element size serves both paths (it keeps the kernels
+ * small, and a third copy made ptxas spill in the 128x256 kernel): f32 D
+ * is copied out one element per lane from the TMA layout; 16-bit D is
+ * staged rotated (bc_sm90_stage_chunk) and copied out in 16-byte windows. */
 BC_DEVICE void bc_sm90_epi_staged(const bc_epi *e, const float *acc, const uint32_t bn, const uint32_t esize,
                                   int out_t, const bc_sm90_epi_at *at, uint32_t *seq, int tma, const float *pre)
 {
-    const uint32_t cols = bc_sm90_inner(bn, esize) / esize;
-#pragma unroll
-    for (uint32_t q = 0; q < bn / cols; q++) {
-        const uint32_t buf = bc_sm90_next_buf(at, seq);
-        if (tma && at->t128 == 0)
-            bc_bulk_wait_read(1); /* the store that last read `buf` is done reading */
-        bc_bar_sync(at->bar, 128);
-        bc_sm90_stage_chunk(e, acc, bn, esize, out_t, at, q, buf, pre);
-        if (tma)
-            bc_fence_proxy_async_smem(); /* our st.shared before the TMA unit reads them */
-        bc_bar_sync(at->bar, 128);
-        if (!tma) {
-            bc_sm90_copyout_chunk(e, cols, esize, at, at->col0 + q * cols, buf);
-        } else if (at->t128 == 0) {
-            bc_tma_store_2d(at->tmap_d, (int32_t)(at->col0 + q * cols), (int32_t)at->row0, buf);
-            bc_bulk_commit();
-        }
+    const uint32_t cols = bc_sm90_inner(bn, esize) / esize, nq = bn / cols;
+    const int rotated = esize == 2 && !tma;
+    uint32_t rot0 = 0, rot1 = 0;
+    if (__builtin_expect(rotated, 0)) { /* this thread's two rows: their starts' offsets in a 16-byte window */
+        const uint32_t t128 = bc_opaque_u32(at->t128), r0 = 16u * (t128 / 32u) + (t128 % 32u) / 4u;
+        rot0 = ((uint32_t)e->d + ((at->row0 + r0) * e->ldd + at->col0) * esize) & 15u;
+        rot1 = ((uint32_t)e->d + ((at->row0 + r0 + 8u) * e->ldd + at->col0) * esize) & 15u;
     }
+#pragma unroll
+    for (uint32_t q = 0; q < nq; q++)
+        bc_sm90_epi_chunk(e, acc + q * (cols / 2u), bn, esize, out_t, at, seq, tma, pre, rotated, q, rot0, rot1);
 }
 
 /* Thread path; bn is a compile-time constant. */
@@ -308,12 +383,13 @@ BC_DEVICE void bc_sm90_epi_threads(const bc_epi *e, const float *acc, const uint
 BC_DEVICE void bc_sm90_epilogue(const bc_epi *e, const float *acc, const uint32_t bn, int out_t,
                                 const bc_sm90_epi_at *at, uint32_t *seq, const float *pre)
 {
+    const int tma = (e->flags & BC_GEMM_F_TMA_STORE) != 0;
     if ((e->flags & BC_GEMM_F_C) && !(e->flags & BC_GEMM_F_C_SMEM))
         bc_sm90_epi_threads(e, acc, bn, out_t, at, seq);
     else if (out_t == BC_OUT_F32)
-        bc_sm90_epi_staged(e, acc, bn, 4, out_t, at, seq, (e->flags & BC_GEMM_F_TMA_STORE) != 0, pre);
+        bc_sm90_epi_staged(e, acc, bn, 4, out_t, at, seq, tma, pre);
     else
-        bc_sm90_epi_staged(e, acc, bn, 2, out_t, at, seq, (e->flags & BC_GEMM_F_TMA_STORE) != 0, pre);
+        bc_sm90_epi_staged(e, acc, bn, 2, out_t, at, seq, tma, pre);
 }
 
 #endif
