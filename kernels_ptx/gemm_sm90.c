@@ -352,7 +352,7 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
 #define BC__SM90_KERNEL(name, cons, bn, stages, ks, ar)                                            \
     BC_KERNEL void name(bc_gemm_params p)                                                          \
     {                                                                                              \
-        const sm90_shape g = {cons, bn, stages, ks, ar};                        \
+        const sm90_shape g = {cons, bn, stages, ks, ar};                                           \
         sm90_sched sc = {p.tiles_m, p.tiles_n, p.k_blocks, p.group_m};                             \
         bc_epi e = {p.d, p.c, p.bias, p.m, p.n, p.ldd, p.ldc, p.alpha, p.beta, p.flags};           \
         sm90_gemm(g, bc_param_addr(#name "_param_0", 0), bc_param_addr(#name "_param_0", 128),     \

@@ -427,7 +427,7 @@ BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, con
             res_load_a_late(g, maps, tile, base, early); /* the first item's stages loaded early, if any */
             sm90_produce_tile(g, maps, maps + 128u, maps + 512u, e, tile, kb0 + early.kbs, kb1, base,
                               op->d_type == BC_OUT_F32 ? 4u : 2u, &s->stage, &s->phase);
-            if (t == bc_ctaid_x())
+            if (first)
                 RES_TRACE(sync, res_ctl_of(g, base)->word, tev + 5u);
             early.kbs = 0;
             continue;

@@ -178,8 +178,8 @@ static void place_barriers(bc__resident_prog *p, const access *acc)
         uint32_t items = 0;
         for (j1 = j0; j1 < p->count && (j1 == j0 || !p->ops[j1].x.barrier); j1++)
             if (p->ops[j1].x.kind == BC_RESIDENT_OP_GEMM) {
-                const bc_resident_opinfo *x = &p->ops[j1].x;
-                p->ops[j1].x.tile0 = items;
+                bc_resident_opinfo *x = &p->ops[j1].x;
+                x->tile0 = items;
                 items += x->tiles_m * x->tiles_n * x->split;
             }
         for (uint32_t j = j0; j < j1; j++) {

@@ -9,11 +9,6 @@ BC_DEVICE void bc_st_shared_b32(uint32_t a, uint32_t v) { asm volatile("st.share
 
 BC_DEVICE void bc_st_shared_b16(uint32_t a, uint16_t v) { asm volatile("st.shared.b16 [%0], %1;" ::"r"(a), "h"(v)); }
 
-BC_DEVICE void bc_st_shared_v2b32(uint32_t a, uint32_t x, uint32_t y)
-{
-    asm volatile("st.shared.v2.b32 [%0], {%1, %2};" ::"r"(a), "r"(x), "r"(y));
-}
-
 BC_DEVICE void bc_st_shared_v2f32(uint32_t a, float x, float y)
 {
     asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(a), "f"(x), "f"(y));
