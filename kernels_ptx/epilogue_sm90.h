@@ -27,9 +27,11 @@
  *     only the partial windows at a row piece's ends go element by element
  *     (one element per lane). f32 D: one element per lane.
  *   Thread path (C in global memory: its rows are not 16-byte aligned):
- *     alpha * acc staged as f32, 32 columns a chunk; then each thread
- *     finishes and stores elements along rows (coalesced C reads and D
- *     writes), masked at M and N.
+ *     the tile's C lines are prefetched into L2 (before a short main loop,
+ *     after a long one); per 32-column chunk alpha * acc is staged as f32,
+ *     and each thread finishes and stores its 16 elements of a column
+ *     (coalesced C reads and D writes along rows), its C loads in flight a
+ *     group ahead of its stores, masked at M and N.
  *
  * Every path rounds once, from the same f32 expression
  * ((alpha * acc + beta * C) + bias, then ReLU), so they write the same bytes.
@@ -272,10 +274,8 @@ BC_DEVICE void bc_sm90_copyout_rotated(const bc_epi *e, const uint32_t cols, con
         }
         /* element by element: lane l takes element l mod epw of the windows of row l / epw (+ 32 / epw) */
 #pragma unroll
-        for (uint32_t p = 0; p < (rps * epw + 31u) / 32u; p++) {
+        for (uint32_t p = 0; p < rps * epw / 32u; p++) { /* rps * epw = 4096 / line >= 32 */
             const uint32_t r = 16u * w + s * rps + p * (32u / epw) + l / epw, row = at->row0 + r, i = esize * (l % epw);
-            if (rps * epw < 32u && l / epw >= rps)
-                break;
             const uint64_t g = e->d + ((uint64_t)row * e->ldd + cbase) * esize;
             const uint32_t a = (uint32_t)g & 15u, end = a + nb, line0 = r * line, sw = bc_sm90_swz(line0, line) ^ line0;
             if (row >= e->m)
@@ -344,14 +344,80 @@ BC_DEVICE void bc_sm90_epi_staged(const bc_epi *e, const float *acc, const uint3
         bc_sm90_epi_chunk(e, acc + q * (cols / 2u), bn, esize, out_t, at, seq, tma, pre, rotated, q, rot0, rot1);
 }
 
-/* Thread path; bn is a compile-time constant. */
-BC_DEVICE void bc_sm90_epi_threads(const bc_epi *e, const float *acc, const uint32_t bn, int out_t,
-                                   const bc_sm90_epi_at *at, uint32_t *seq)
+/* Thread path, around a tile's main loop (gemm_sm90.c: before a short
+ * one, after a long one): the lines of C that this
+ * consumer's rows row0.. (clipped at M) read in columns col0 .. col0 + BN - 1
+ * (clipped at N), into L2; warp w takes rows w, w + 4, ..., lane l the
+ * row piece's line l (a piece of at most BN * esize = 512 bytes spans at
+ * most 5 lines). Only lines that hold an element of C are named. */
+BC_DEVICE void bc_sm90_prefetch_c(const bc_epi *e, const uint32_t bn, uint32_t row0, uint32_t col0, uint32_t t128,
+                                  int out_t)
 {
+    const uint32_t w = t128 / 32u, l = t128 % 32u;
+    if (col0 >= e->n)
+        return;
+    const uint64_t esize = out_t == BC_OUT_F32 ? 4u : 2u, cols = e->n - col0 < bn ? e->n - col0 : bn;
+#pragma unroll 4
+    for (uint32_t i = 0; i < 16u; i++) {
+        const uint32_t row = row0 + w + 4u * i;
+        const uint64_t s = e->c + ((uint64_t)row * e->ldc + col0) * esize, first = s & ~(uint64_t)127;
+        if (row < e->m && first + 128u * l < s + cols * esize)
+            bc_prefetch_l2(first + 128u * l);
+    }
+}
+
+/* Rows per group of the thread path's C loads (bc_sm90_epi_threads). */
+#define BC_SM90_CGRP 4u
+/* Global-space views (ld.global / st.global instead of generic accesses). */
+typedef const __attribute__((address_space(1))) uint16_t bc_gu16;
+typedef const __attribute__((address_space(1))) uint32_t bc_gu32;
+typedef __attribute__((address_space(1))) uint16_t bc_gmut_u16;
+typedef __attribute__((address_space(1))) uint32_t bc_gmut_u32;
+
+/* The raw bits of one D-typed element at global address a (esize constant). */
+BC_DEVICE uint32_t bc_sm90_ld_raw(uint64_t a, const uint32_t esize)
+{
+    return esize == 4 ? *(bc_gu32 *)(uintptr_t)a : *(bc_gu16 *)(uintptr_t)a;
+}
+
+/* v stored as a D-typed element at global address a (esize constant),
+ * without a branch on the type. */
+BC_DEVICE void bc_sm90_st_out(uint64_t a, float v, const uint32_t esize, int out_t)
+{
+    if (esize == 4) {
+        *(bc_gmut_u32 *)(uintptr_t)a = __builtin_bit_cast(uint32_t, v);
+    } else {
+        const uint16_t h = bc_pack1(v, BC_OUT_F16), b = bc_pack1(v, BC_OUT_BF16);
+        *(bc_gmut_u16 *)(uintptr_t)a = out_t == BC_OUT_F16 ? h : b;
+    }
+}
+
+/* Raw bits of a D-typed element as f32, without a branch on the type. */
+BC_DEVICE float bc_sm90_raw_f32(uint32_t raw, const uint32_t esize, int out_t)
+{
+    if (esize == 4)
+        return __builtin_bit_cast(float, raw);
+    const float h = bc_f16_to_f32((uint16_t)raw), b = bc_bf16_to_f32((uint16_t)raw);
+    return out_t == BC_OUT_F16 ? h : b;
+}
+
+/* Thread path; bn and esize are compile-time constants (types branch by
+ * selects, not around each access). Per 32-column chunk, thread (w, l)
+ * owns column l of rows w, w + 4, ..., w + 60: it stages alpha * acc as
+ * f32, then finishes its 16 elements in groups of BC_SM90_CGRP rows, each
+ * group's C loads issued together and one group ahead of the stores
+ * (coalesced C reads and D writes along rows), masked at M and N. The
+ * loads are explicit because the compiler must assume that a D store
+ * aliases the next C load, which kept one load in flight per thread. C may
+ * be D: each element is read, then written, by the same thread. */
+BC_DEVICE void bc_sm90_epi_threads(const bc_epi *e, const float *acc, const uint32_t bn, const uint32_t esize,
+                                   int out_t, const bc_sm90_epi_at *at, uint32_t *seq)
+{
+    const int bias = (e->flags & BC_GEMM_F_BIAS) != 0, relu = (e->flags & BC_GEMM_F_RELU) != 0;
 #pragma unroll
     for (uint32_t q = 0; q < bn / 32u; q++) {
         const uint32_t t128 = bc_opaque_u32(at->t128), w = t128 / 32u, l = t128 % 32u;
-        const uint32_t r0 = 16u * w + l / 4u;
+        const uint32_t r0 = 16u * w + l / 4u, col = at->col0 + 32u * q + l;
         const uint32_t buf = bc_sm90_next_buf(at, seq);
         bc_bar_sync(at->bar, 128); /* every thread finished reading the previous chunk */
 #pragma unroll
@@ -364,16 +430,43 @@ BC_DEVICE void bc_sm90_epi_threads(const bc_epi *e, const float *acc, const uint
                                    e->alpha * acc[4 * j + 2 * h + 1]);
             }
         }
+        /* this thread's rows w + 4i for i < nr are inside M (none past N); C and D walk down column col */
+        const uint32_t rw = at->row0 + w, nr = rw >= e->m || col >= e->n ? 0u : (e->m - rw + 3u) / 4u;
+        const uint64_t cs = 4u * (uint64_t)e->ldc * esize, ds = 4u * (uint64_t)e->ldd * esize;
+        uint64_t pc = e->c + ((uint64_t)rw * e->ldc + col) * esize, pd = e->d + ((uint64_t)rw * e->ldd + col) * esize;
+        const float bv = bias && nr ? bc_sm90_raw_f32(bc_sm90_ld_raw(e->bias + col * esize, esize), esize, out_t)
+                                    : 0.0f;
         bc_bar_sync(at->bar, 128);
-        /* 64 rows x 32 columns: a warp covers one row's 32 columns per step */
-#pragma unroll 4
-        for (uint32_t i = 0; i < 16; i++) {
-            const uint32_t idx = t128 + 128u * i, r = idx / 32u, cc = idx % 32u;
-            const uint32_t row = at->row0 + r, col = at->col0 + 32u * q + cc;
-            if (row < e->m && col < e->n) {
-                const float v = bc_ld_shared_f32(buf + bc_sm90_swz(r * 128u + cc * 4u, 128u));
-                bc_epi_store_one(e, (uint64_t)row * e->ldd + col, bc_epi_finish(e, v, row, col, out_t), out_t);
+        /* groups of G = BC_SM90_CGRP rows: group g + 1's C loads are issued before group g's stores */
+        const uint32_t G = BC_SM90_CGRP;
+        uint32_t cr[BC_SM90_CGRP];
+#pragma unroll
+        for (uint32_t i = 0; i < G; i++)
+            cr[i] = i < nr ? bc_sm90_ld_raw(pc + i * cs, esize) : 0u;
+#pragma unroll 1
+        for (uint32_t g = 0; g < 16u / G; g++) {
+            uint32_t nx[BC_SM90_CGRP];
+#pragma unroll
+            for (uint32_t i = 0; i < G; i++)
+                nx[i] = g + 1u < 16u / G && G * (g + 1u) + i < nr ? bc_sm90_ld_raw(pc + (G + i) * cs, esize) : 0u;
+#pragma unroll
+            for (uint32_t i = 0; i < G; i++) {
+                const uint32_t r = w + 4u * (G * g + i);
+                if (G * g + i < nr) {
+                    float v = bc_ld_shared_f32(buf + bc_sm90_swz(r * 128u + l * 4u, 128u)) +
+                              e->beta * bc_sm90_raw_f32(cr[i], esize, out_t);
+                    if (bias)
+                        v += bv;
+                    if (relu && v < 0.0f)
+                        v = 0.0f; /* NaN propagates */
+                    bc_sm90_st_out(pd + i * ds, v, esize, out_t);
+                }
             }
+#pragma unroll
+            for (uint32_t i = 0; i < G; i++)
+                cr[i] = nx[i];
+            pc += G * cs;
+            pd += G * ds;
         }
     }
 }
@@ -384,9 +477,12 @@ BC_DEVICE void bc_sm90_epilogue(const bc_epi *e, const float *acc, const uint32_
                                 const bc_sm90_epi_at *at, uint32_t *seq, const float *pre)
 {
     const int tma = (e->flags & BC_GEMM_F_TMA_STORE) != 0;
-    if ((e->flags & BC_GEMM_F_C) && !(e->flags & BC_GEMM_F_C_SMEM))
-        bc_sm90_epi_threads(e, acc, bn, out_t, at, seq);
-    else if (out_t == BC_OUT_F32)
+    if ((e->flags & BC_GEMM_F_C) && !(e->flags & BC_GEMM_F_C_SMEM)) {
+        if (out_t == BC_OUT_F32)
+            bc_sm90_epi_threads(e, acc, bn, 4, out_t, at, seq);
+        else
+            bc_sm90_epi_threads(e, acc, bn, 2, out_t, at, seq);
+    } else if (out_t == BC_OUT_F32)
         bc_sm90_epi_staged(e, acc, bn, 4, out_t, at, seq, tma, pre);
     else
         bc_sm90_epi_staged(e, acc, bn, 2, out_t, at, seq, tma, pre);

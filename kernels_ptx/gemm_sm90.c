@@ -250,18 +250,27 @@ BC_DEVICE void sm90_release_c(sm90_shape g, uint32_t base, uint32_t esize, uint3
  * `at`, whose staging-buffer count is *seq, with the tile's C stages taken
  * from the ring and given back around it; split-K: the cluster exchange).
  * The launched kernel's tile loop and the resident kernel both call it. */
+/* A C that the threads read (the thread path) is prefetched into L2 before
+ * the main loop of a tile with at most this many k-blocks, after it
+ * otherwise: a long main loop would evict the lines again (kernels_ptx/
+ * PERF_NOTES.md, change 34). */
+#define BC_SM90_CPF_KB 8u
 BC_DEVICE void sm90_consume_tile(sm90_shape g, const bc_epi *e, float *acc, bc_sm90_epi_at *at, bc_tile tile,
                                  uint32_t kb0, uint32_t kb1, uint32_t base, uint32_t c, int f16, int out_t,
                                  uint32_t *stage, uint32_t *phase, uint32_t *seq)
 {
     /* narrow tiles: the bias into registers now, its latency spent during the main loop; wider ones:
-     * into L1. The split-K finish reads the bias through the generic epilogue. */
+     * into L1; a C that the threads read, into L2 (before or after the main loop: BC_SM90_CPF_KB).
+     * The split-K finish reads the bias through the generic epilogue. */
     float bias_pre[16];
     const int pre = !g.ks && g.bn <= 64u;
     if (pre)
         bc_sm90_load_bias(e, g.bn, tile.n * g.bn, at->t128, out_t, bias_pre);
     else if (!g.ks)
         bc_sm90_prefetch_bias(e, g.bn, tile.n * g.bn, at->t128, out_t);
+    const int c_thr = !g.ks && (e->flags & (BC_GEMM_F_C | BC_GEMM_F_C_SMEM)) == BC_GEMM_F_C;
+    if (c_thr && kb1 - kb0 <= BC_SM90_CPF_KB)
+        bc_sm90_prefetch_c(e, g.bn, tile.m * 64u * g.cons + c * 64u, tile.n * g.bn, at->t128, out_t);
     if (f16)
         sm90_mainloop(g, acc, base, c, kb0, kb1, stage, phase, 1);
     else
@@ -270,6 +279,8 @@ BC_DEVICE void sm90_consume_tile(sm90_shape g, const bc_epi *e, float *acc, bc_s
         sm90_split_finish(g, e, acc, base, tile, c, out_t);
         return;
     }
+    if (c_thr && kb1 - kb0 > BC_SM90_CPF_KB)
+        bc_sm90_prefetch_c(e, g.bn, tile.m * 64u * g.cons + c * 64u, tile.n * g.bn, at->t128, out_t);
     const uint32_t esize = out_t == BC_OUT_F32 ? 4u : 2u;
     const int c_smem = (e->flags & BC_GEMM_F_C_SMEM) != 0;
     if (c_smem)

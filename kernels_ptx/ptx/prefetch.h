@@ -8,4 +8,7 @@
 /* The line holding global address `a` into this SM's L1. */
 BC_DEVICE void bc_prefetch_l1(uint64_t a) { asm volatile("prefetch.global.L1 [%0];" ::"l"(a)); }
 
+/* The line holding global address `a` into L2. */
+BC_DEVICE void bc_prefetch_l2(uint64_t a) { asm volatile("prefetch.global.L2 [%0];" ::"l"(a)); }
+
 #endif
