@@ -401,6 +401,16 @@ BC_DEVICE float bc_sm90_raw_f32(uint32_t raw, const uint32_t esize, int out_t)
     return out_t == BC_OUT_F16 ? h : b;
 }
 
+/* The raw C values of rows i0 .. i0 + BC_SM90_CGRP - 1 of a thread's
+ * column (row i0 + i at p + i * cs; 0 from row nr on, nothing loaded). */
+BC_DEVICE void bc_sm90_c_group(uint64_t p, uint64_t cs, uint32_t i0, uint32_t nr, const uint32_t esize,
+                               uint32_t *cr)
+{
+#pragma unroll
+    for (uint32_t i = 0; i < BC_SM90_CGRP; i++)
+        cr[i] = i0 + i < nr ? bc_sm90_ld_raw(p + i * cs, esize) : 0u;
+}
+
 /* Thread path; bn and esize are compile-time constants (types branch by
  * selects, not around each access). Per 32-column chunk, thread (w, l)
  * owns column l of rows w, w + 4, ..., w + 60: it stages alpha * acc as
@@ -430,30 +440,27 @@ BC_DEVICE void bc_sm90_epi_threads(const bc_epi *e, const float *acc, const uint
                                    e->alpha * acc[4 * j + 2 * h + 1]);
             }
         }
-        /* this thread's rows w + 4i for i < nr are inside M (none past N); C and D walk down column col */
-        const uint32_t rw = at->row0 + w, nr = rw >= e->m || col >= e->n ? 0u : (e->m - rw + 3u) / 4u;
+        /* this thread's rows w + 4i of the chunk for i < nr are inside M (none past N) */
+        const uint32_t rw = at->row0 + w, left = rw >= e->m || col >= e->n ? 0u : (e->m - rw + 3u) / 4u;
+        const uint32_t nr = left < 16u ? left : 16u;
         const uint64_t cs = 4u * (uint64_t)e->ldc * esize, ds = 4u * (uint64_t)e->ldd * esize;
+        /* C and D walk down column col, one group of rows at a time */
         uint64_t pc = e->c + ((uint64_t)rw * e->ldc + col) * esize, pd = e->d + ((uint64_t)rw * e->ldd + col) * esize;
         const float bv = bias && nr ? bc_sm90_raw_f32(bc_sm90_ld_raw(e->bias + col * esize, esize), esize, out_t)
                                     : 0.0f;
         bc_bar_sync(at->bar, 128);
-        /* groups of G = BC_SM90_CGRP rows: group g + 1's C loads are issued before group g's stores */
-        const uint32_t G = BC_SM90_CGRP;
+        /* row groups of BC_SM90_CGRP: group g + 1's C loads are issued before group g's stores */
         uint32_t cr[BC_SM90_CGRP];
-#pragma unroll
-        for (uint32_t i = 0; i < G; i++)
-            cr[i] = i < nr ? bc_sm90_ld_raw(pc + i * cs, esize) : 0u;
+        bc_sm90_c_group(pc, cs, 0, nr, esize, cr);
 #pragma unroll 1
-        for (uint32_t g = 0; g < 16u / G; g++) {
+        for (uint32_t i0 = 0; i0 < 16u; i0 += BC_SM90_CGRP) {
             uint32_t nx[BC_SM90_CGRP];
+            pc += BC_SM90_CGRP * cs;
+            bc_sm90_c_group(pc, cs, i0 + BC_SM90_CGRP, nr, esize, nx);
 #pragma unroll
-            for (uint32_t i = 0; i < G; i++)
-                nx[i] = g + 1u < 16u / G && G * (g + 1u) + i < nr ? bc_sm90_ld_raw(pc + (G + i) * cs, esize) : 0u;
-#pragma unroll
-            for (uint32_t i = 0; i < G; i++) {
-                const uint32_t r = w + 4u * (G * g + i);
-                if (G * g + i < nr) {
-                    float v = bc_ld_shared_f32(buf + bc_sm90_swz(r * 128u + l * 4u, 128u)) +
+            for (uint32_t i = 0; i < BC_SM90_CGRP; i++) {
+                if (i0 + i < nr) {
+                    float v = bc_ld_shared_f32(buf + bc_sm90_swz((w + 4u * (i0 + i)) * 128u + l * 4u, 128u)) +
                               e->beta * bc_sm90_raw_f32(cr[i], esize, out_t);
                     if (bias)
                         v += bv;
@@ -461,12 +468,9 @@ BC_DEVICE void bc_sm90_epi_threads(const bc_epi *e, const float *acc, const uint
                         v = 0.0f; /* NaN propagates */
                     bc_sm90_st_out(pd + i * ds, v, esize, out_t);
                 }
-            }
-#pragma unroll
-            for (uint32_t i = 0; i < G; i++)
                 cr[i] = nx[i];
-            pc += G * cs;
-            pd += G * ds;
+            }
+            pd += BC_SM90_CGRP * ds;
         }
     }
 }

@@ -262,15 +262,17 @@ BC_DEVICE void sm90_consume_tile(sm90_shape g, const bc_epi *e, float *acc, bc_s
     /* narrow tiles: the bias into registers now, its latency spent during the main loop; wider ones:
      * into L1; a C that the threads read, into L2 (before or after the main loop: BC_SM90_CPF_KB).
      * The split-K finish reads the bias through the generic epilogue. */
+    at->row0 = tile.m * 64u * g.cons + c * 64u;
+    at->col0 = tile.n * g.bn;
     float bias_pre[16];
     const int pre = !g.ks && g.bn <= 64u;
     if (pre)
-        bc_sm90_load_bias(e, g.bn, tile.n * g.bn, at->t128, out_t, bias_pre);
+        bc_sm90_load_bias(e, g.bn, at->col0, at->t128, out_t, bias_pre);
     else if (!g.ks)
-        bc_sm90_prefetch_bias(e, g.bn, tile.n * g.bn, at->t128, out_t);
+        bc_sm90_prefetch_bias(e, g.bn, at->col0, at->t128, out_t);
     const int c_thr = !g.ks && (e->flags & (BC_GEMM_F_C | BC_GEMM_F_C_SMEM)) == BC_GEMM_F_C;
     if (c_thr && kb1 - kb0 <= BC_SM90_CPF_KB)
-        bc_sm90_prefetch_c(e, g.bn, tile.m * 64u * g.cons + c * 64u, tile.n * g.bn, at->t128, out_t);
+        bc_sm90_prefetch_c(e, g.bn, at->row0, at->col0, at->t128, out_t);
     if (f16)
         sm90_mainloop(g, acc, base, c, kb0, kb1, stage, phase, 1);
     else
@@ -280,13 +282,11 @@ BC_DEVICE void sm90_consume_tile(sm90_shape g, const bc_epi *e, float *acc, bc_s
         return;
     }
     if (c_thr && kb1 - kb0 > BC_SM90_CPF_KB)
-        bc_sm90_prefetch_c(e, g.bn, tile.m * 64u * g.cons + c * 64u, tile.n * g.bn, at->t128, out_t);
+        bc_sm90_prefetch_c(e, g.bn, at->row0, at->col0, at->t128, out_t);
     const uint32_t esize = out_t == BC_OUT_F32 ? 4u : 2u;
     const int c_smem = (e->flags & BC_GEMM_F_C_SMEM) != 0;
     if (c_smem)
         at->cfirst = sm90_acquire_c(g, base, esize, stage, phase);
-    at->row0 = tile.m * 64u * g.cons + c * 64u;
-    at->col0 = tile.n * g.bn;
     bc_sm90_epilogue(e, acc, g.bn, out_t, at, seq, pre ? bias_pre : (const float *)0);
     if (c_smem)
         sm90_release_c(g, base, esize, at->cfirst, at);
