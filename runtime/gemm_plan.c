@@ -11,6 +11,8 @@
 #define MAX_DIM 0x7FFFFFFFll
 #define GROUP_M 8u /* tile raster band height (tile_sched.h); 4 and 16 measured no better */
 #define BC_MAX_SPLIT_K 8u      /* CTAs per cluster: the portable maximum */
+#define BC_SWAP_MIN_KB 16u     /* swap_pays: K longer than this many k-blocks ... */
+#define BC_SWAP_MIN_KB_BK 64u  /* ... of 64 elements */
 _Static_assert(BC_MAX_SPLIT_K <= BC_RESIDENT_MAX_SPLIT, "the resident kernel adds at most BC_RESIDENT_MAX_SPLIT slots");
 
 /* Every family's table (gemm_family.h); the rule knows them only through these. */
@@ -81,23 +83,48 @@ static uint32_t split_options(const bc__gemm_config *c, uint32_t want, uint32_t 
     return n;
 }
 
+/* CTAs of configuration c split S ways that the SMs hold at once (one
+ * round). Whole tiles and the wide split tiles: one CTA per SM. The skinny
+ * split tiles' clusters of 4 and 8 one-CTA-per-SM CTAs must each fit in
+ * one GPC, so a round holds only cluster_wave_pct of the SMs (32 clusters
+ * of 4 ran as two rounds on the H100); clusters of 2 fill every SM (64 of
+ * them ran as one round). */
+static uint64_t round_ctas(const bc__gemm_config *c, uint32_t s, uint32_t sms)
+{
+    const uint64_t r = s > 2 && c->cluster_wave_pct ? (uint64_t)sms * c->cluster_wave_pct / 100u : sms;
+    return r ? r : 1;
+}
+
+static uint64_t ctas_of(const bc__gemm_config *c, uint32_t s, const bc_gemm_desc *d)
+{
+    return (uint64_t)ceil_div((uint64_t)d->m, c->bm) * ceil_div((uint64_t)d->n, c->bn) * s;
+}
+
 /* The rule's cost of configuration c with K split S ways for
- * an M x N x K problem on `sms` SMs: its waves (rounds of one CTA per SM;
- * a split configuration with cluster_wave_pct fits only that share of the
- * SMs' CTAs in a round) times the time of one CTA, modelled as the tile's
- * area times its k-blocks (plus the configuration's split-K exchange
- * cost) over the configuration's relative
- * throughput (weight). Integer arithmetic, so the
- * choice is the same on every host. */
+ * an M x N x K problem on `sms` SMs: its waves (rounds, round_ctas) times
+ * the time of one CTA, modelled as the tile's area times its k-blocks
+ * (plus the configuration's split-K exchange cost) over the
+ * configuration's relative throughput (weight). Integer arithmetic, so
+ * the choice is the same on every host. */
 static uint64_t rule_cost(const bc__gemm_config *c, uint32_t s, const bc_gemm_desc *d, uint32_t sms)
 {
-    const uint64_t ctas = (uint64_t)ceil_div((uint64_t)d->m, c->bm) * ceil_div((uint64_t)d->n, c->bn) * s;
-    uint64_t wave = s > 1 && c->cluster_wave_pct ? (uint64_t)sms * c->cluster_wave_pct / 100u : sms;
-    wave = wave ? wave : 1;
-    const uint64_t waves = (ctas + wave - 1) / wave;
+    const uint64_t wave = round_ctas(c, s, sms);
+    const uint64_t waves = (ctas_of(c, s, d) + wave - 1) / wave;
     const uint64_t kb = ceil_div((uint64_t)d->k, c->bk);
     const uint64_t work = (kb + s - 1) / s + (s > 1 ? c->split_cost_kb : 0);
     return waves * c->bm * c->bn * work * 100u / c->weight_pct;
+}
+
+/* A skinny split the rule does not consider: more CTAs than one round
+ * holds. Each further round of such a grid cost ~5 us whatever its
+ * k-blocks on the H100 (1x2048x4640: 23.1 us split 4 ways in three rounds
+ * against 11.9 split 2 ways in one; kernels_ptx/PERF_NOTES.md), which the
+ * waves of the cost model do not see; the persistent whole-tile twin has no
+ * such rounds. A split the caller asked for (split_k >= 2, or a named
+ * split configuration) is kept. */
+static int split_past_one_round(const bc__gemm_config *c, uint32_t s, const bc_gemm_desc *d, uint32_t sms)
+{
+    return s > 1 && d->split_k == 0 && c->cluster_wave_pct && ctas_of(c, s, d) > round_ctas(c, s, sms);
 }
 
 /* Tensor-memory columns per CTA (of 128 lanes x 32 bits) that public
@@ -171,6 +198,8 @@ static void rule_pick(const bc__gemm_family *f, const bc__gemm_config *named, co
         uint32_t opts[3];
         const uint32_t n = split_options(c, d->split_k, ceil_div((uint64_t)d->k, c->bk), opts);
         for (uint32_t j = 0; j < n; j++) {
+            if (named == NULL && split_past_one_round(c, opts[j], d, (uint32_t)dev->info.sm_count))
+                continue;
             const uint64_t cost = rule_cost(c, opts[j], d, (uint32_t)dev->info.sm_count);
             if (rule_better(c, cost, *best_c, *best))
                 *best_c = c, *best_s = opts[j], *best = cost;
@@ -240,6 +269,51 @@ static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, cons
     *out_split = split;
     *out_fn = fn;
     return BC_OK;
+}
+
+/* D^T = B . A^T for an N = 1 problem: M' = 1, N' = M, A' = B, B' = A. D
+ * (M x 1, ldd 1) is the bytes of a 1 x M row, and so is C when ldc is 1;
+ * a single row's leading dimension is its length. */
+static bc_gemm_desc transposed(const bc_gemm_desc *d)
+{
+    bc_gemm_desc t = *d;
+    t.m = d->n, t.n = d->m;
+    t.a = d->b, t.b = d->a;
+    t.lda = d->ldb, t.ldb = d->lda;
+    t.ldc = t.ldd = d->m;
+    return t;
+}
+
+/* Whether the rule runs an N = 1 problem transposed (above). With one useful
+ * column, 64-row tiles walk all of K on ceil(M / 64) SMs; transposed, M' = 1
+ * takes the skinny configurations, which split K over clusters when the
+ * tiles are few (measured on the H100, kernels_ptx/PERF_NOTES.md change 37:
+ * 131x1x4640 13.2 -> 5.3 us, 21x1x15008 16.6 -> 8.4). Only where the
+ * 64-row grid fills at most half the SMs and K is longer than 16 k-blocks:
+ * beyond those the two ran even, or the untransposed plan won (16384x1x512
+ * 9.1 against 10.9 us, 1225x1x976 4.9 against 5.6). Not with a named configuration, a bias (one value
+ * for every row of D, which a per-column bias of the transpose cannot
+ * say), a C or D that is not one contiguous column, M <= 16 (already a
+ * skinny shape), or a device whose rule has no skinny configuration to
+ * run it (loaded, within its shared memory), so that the rule's choice for
+ * the transpose cannot fail. */
+static int swap_pays(const bc_device *dev, const bc_gemm_desc *d)
+{
+    if (d->n != 1 || d->m <= 16 || d->config != NULL || d->bias != 0 || d->ldd != 1)
+        return 0;
+    int skinny = 0;
+    for (size_t i = 0; i < FAMILY_COUNT && !skinny; i++)
+        for (size_t j = 0; family_role(families[i], dev) == BC__ROLE_RULE && j < families[i]->count; j++) {
+            const bc__gemm_config *c = &families[i]->configs[j];
+            skinny |= c->max_m != 0 && (uint32_t)dev->info.smem_per_block_optin >= c->smem_bytes &&
+                      dev->image.fn[c->kernel[d->ab_type][d->d_type]] != NULL;
+        }
+    if (!skinny)
+        return 0;
+    if (d->beta != 0.0f && d->ldc != 1)
+        return 0;
+    return ceil_div((uint64_t)d->k, BC_SWAP_MIN_KB_BK) > BC_SWAP_MIN_KB &&
+           2u * (uint64_t)ceil_div((uint64_t)d->m, 64) <= (uint64_t)dev->info.sm_count;
 }
 
 /* C arrives through the stage ring by TMA when the configuration can
@@ -371,6 +445,7 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
     in->smem_bytes = c->smem_bytes;
     in->tiles = tiles;
     in->split_k = p->split_k;
+    in->swapped = (uint32_t)pl->swapped;
 }
 
 bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_plan **out_plan)
@@ -386,13 +461,26 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     st = bc__gemm_check_layout(&d);
     if (st)
         return st;
+    /* N = 1: the transpose where it pays */
+    const bc_gemm_desc user = d;
     const bc__gemm_config *c = NULL;
     CUfunction fn = NULL;
     uint32_t split = 1;
-    st = choose_config(dev, &d, &c, &split, &fn);
-    if (st)
-        return st;
-    st = bc__gemm_check_memory(dev, &d, use_tma_store(&d, c), NULL);
+    int swapped = 0;
+    if (swap_pays(dev, &d)) { /* the rule finds a skinny configuration for M' = 1 (swap_pays) */
+        const bc_gemm_desc t = transposed(&d);
+        st = choose_config(dev, &t, &c, &split, &fn);
+        if (st)
+            return st;
+        d = t, swapped = 1;
+    }
+    if (!swapped) {
+        st = choose_config(dev, &d, &c, &split, &fn);
+        if (st)
+            return st;
+    }
+    /* the caller's orientation, so that messages name the caller's operands */
+    st = bc__gemm_check_memory(dev, &user, use_tma_store(&d, c), NULL);
     if (st)
         return st;
     d.config = c->name; /* the plan keeps no pointer into the caller's memory */
@@ -402,6 +490,9 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     memset(pl, 0, sizeof *pl);
     pl->dev = dev;
     pl->desc = d;
+    pl->user = user;
+    pl->user.config = c->name;
+    pl->swapped = swapped;
     pl->config = c;
     pl->fn = fn;
     st = encode_maps(&pl->params, &d, c);
@@ -424,28 +515,31 @@ bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b
 {
     if (plan == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_gemm_plan_set_pointers", "plan is NULL");
-    bc_gemm_desc nd = plan->desc;
-    nd.a = a;
-    nd.b = b;
-    nd.c = c;
-    nd.d = d;
+    bc_gemm_desc nu = plan->user; /* checked as the caller sees it: messages name the caller's operands */
+    nu.a = a;
+    nu.b = b;
+    nu.c = c;
+    nu.d = d;
     if ((bias != 0) != (plan->desc.bias != 0))
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bias",
                        "a plan created %s bias cannot be re-pointed %s one", plan->desc.bias ? "with" : "without",
                        plan->desc.bias ? "without" : "with");
-    nd.bias = bias;
+    nu.bias = bias;
     if (bc__dev_lost(plan->dev))
         return BC_LOST_FAIL("bc_gemm_plan_set_pointers");
-    bc_status st = bc__gemm_check_layout(&nd);
+    bc_status st = bc__gemm_check_layout(&nu);
     if (!st)
-        st = bc__gemm_check_memory(plan->dev, &nd, (plan->params.flags & BC_GEMM_F_TMA_STORE) != 0, NULL);
+        st = bc__gemm_check_memory(plan->dev, &nu, (plan->params.flags & BC_GEMM_F_TMA_STORE) != 0, NULL);
     if (st)
         return st;
+    bc_gemm_desc nd = plan->swapped ? transposed(&nu) : nu;
+    nd.config = plan->desc.config;
+    a = nd.a, b = nd.b;
     bc_gemm_params p = plan->params;
     if (plan->config->tma) {
-        st = bc__tmap_set_address(p.tmap_a, "A", a);
+        st = bc__tmap_set_address(p.tmap_a, plan->swapped ? "B" : "A", a);
         if (!st)
-            st = bc__tmap_set_address(p.tmap_b, "B", b);
+            st = bc__tmap_set_address(p.tmap_b, plan->swapped ? "A" : "B", b);
     }
     if (!st && (p.flags & BC_GEMM_F_TMA_STORE))
         st = bc__tmap_set_address(p.tmap_d, "D", d);
@@ -460,6 +554,7 @@ bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b
     p.bias = bias;
     plan->params = p;
     plan->desc = nd;
+    plan->user = nu;
     return BC_OK;
 }
 

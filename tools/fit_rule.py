@@ -113,8 +113,15 @@ def split_options(cfg, k, rule):
 
 
 def wave_of(cfg, s, sms):
-    """CTAs in one round: every SM's, or for a split with its own cluster wave share, that share."""
-    return max(1, sms * cfg["wave_pct"] // 100) if s > 1 and cfg.get("wave_pct") else sms
+    """CTAs in one round (gemm_plan.c, round_ctas): every SM's, or for a split of 4 or 8 with its own
+    cluster wave share, that share (clusters of 2 fill every SM)."""
+    return max(1, sms * cfg["wave_pct"] // 100) if s > 2 and cfg.get("wave_pct") else sms
+
+
+def past_one_round(cfg, s, m, n, sms):
+    """A split with its own cluster wave share whose CTAs one round does not hold: the rule skips it
+    (gemm_plan.c, split_past_one_round)."""
+    return s > 1 and bool(cfg.get("wave_pct")) and cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) * s > wave_of(cfg, s, sms)
 
 
 def rule_cost(cfg, s, m, n, k, sms, rule, weight=None, c_read=False, f32=False):
@@ -135,9 +142,21 @@ def candidates(m, n, k, rule):
 
 def choose(m, n, k, sms, rule, c_read=False, f32=False):
     """(config name, split): the least cost, the first one on a tie (gemm_plan.c, choose_config); a skinny-M
-    configuration that fits wins outright over the others, and among the skinny ones the least cost wins."""
+    configuration that fits wins outright over the others, and among the skinny ones the least cost wins.
+    N = 1 (no bias, D one contiguous column) with M > 16, K over 16 k-blocks and ceil(M / 64) at most half the
+    SMs runs transposed, 1 x M x K, when that takes a skinny configuration (gemm_plan.c, swap_pays)."""
+    if n == 1 and m > 16 and cdiv(k, 64) > 16 and 2 * cdiv(m, 64) <= sms:
+        t = choose_plain(1, m, k, sms, rule, c_read, f32)
+        if any(c["name"] == t[0] and c.get("max_m") for c in rule["configs"]):
+            return t
+    return choose_plain(m, n, k, sms, rule, c_read, f32)
+
+
+def choose_plain(m, n, k, sms, rule, c_read=False, f32=False):
     best = None
     for cfg, s in candidates(m, n, k, rule):
+        if past_one_round(cfg, s, m, n, sms):
+            continue
         cost = (0 if cfg.get("max_m") else 1, rule_cost(cfg, s, m, n, k, sms, rule, c_read=c_read, f32=f32))
         if best is None or cost < best[0]:
             best = (cost, cfg["name"], s)
@@ -165,8 +184,8 @@ def load(paths, default_sms):
                 if (sh["m"], sh["n"], sh["k"], sh["epilogue"]) != (int(r["m"]), int(r["n"]), int(r["k"]), r["epilogue"]):
                     raise ValueError(f"{path}: seed {key[0]} index {key[1]} is a different shape than in another file "
                                      "(files from different generators or options?)")
-                if r["status"] != "PASS" or not r["median_us"]:
-                    continue
+                if r["status"] != "PASS" or not r["median_us"] or r.get("swapped") == "1":
+                    continue  # a transposed N = 1 plan times another problem than its (config, split) here
                 logs.setdefault((key, r["config"], int(r["split"])), []).append(math.log(float(r["median_us"])))
     for (key, cfg, s), ls in logs.items():  # a split forced above the k-blocks repeats a smaller one: geometric mean
         shapes[key]["times"][(cfg, s)] = math.exp(sum(ls) / len(ls))
@@ -182,6 +201,8 @@ def prepare(shapes, rule):
         m, n, k = sh["m"], sh["n"], sh["k"]
         cands = []
         for cfg, s in candidates(m, n, k, rule):
+            if past_one_round(cfg, s, m, n, sh["sms"]):
+                continue
             t = sh["times"].get((cfg["name"], s))
             ctas = cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) * s
             cands.append({"cfg": cfg["name"], "s": s, "t": t,

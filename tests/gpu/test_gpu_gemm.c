@@ -156,6 +156,57 @@ static void test_gemm_c_aliases_d(void **state)
             run_aliased(env, &cases[i]);
 }
 
+/* N = 1 with D one contiguous column: on Hopper the rule runs it as the
+ * 1 x M product B . A^T where that pays (plan info says so), else as it is
+ * (a bias, K of 16 k-blocks or fewer, M <= 16 or a grid that fills the SMs). Every case
+ * against the reference; a transposed plan re-pointed at new buffers; C
+ * aliasing D; 10 runs byte-identical. */
+static void test_gemm_n1_transposed(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    const int hopper = gpu_is_hopper(env);
+    static const struct {
+        gcase gc;
+        int swapped;
+    } cases[] = {
+        {{131, 1, 4640, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
+        {{342, 1, 2584, BC_DTYPE_BF16, BC_DTYPE_F32, 0.75f, -0.5f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
+        {{1000, 1, 10656, BC_DTYPE_F16, BC_DTYPE_F16, 1.0f, 1.0f, 0, 1, 0, 0, NULL, 0, 0, 0}, 1},
+        {{17, 1, 1032, BC_DTYPE_F16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0, NULL, 0, 0, 0}, 1},
+        {{4000, 1, 1024, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
+        {{131, 1, 4640, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0, 0}, 0},
+        {{131, 1, 1024, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 0},
+        {{16, 1, 4640, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 0},
+        {{9000, 1, 1024, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const gcase *gc = &cases[i].gc;
+        gbufs g;
+        make_buffers(env, gc, &g);
+        bc_gemm_plan *plan = NULL;
+        CHECK_BC(bc_gemm_plan_create(env->dev, &g.d, &plan));
+        bc_gemm_plan_info info;
+        CHECK_BC(bc_gemm_plan_query(plan, &info));
+        print_message("  %lldx1x%lld: %s split %u%s\n", (long long)gc->m, (long long)gc->k, info.config, info.split_k,
+                      info.swapped ? ", transposed" : "");
+        assert_int_equal(info.swapped, hopper ? cases[i].swapped : 0);
+        poison_and_run(env, plan, &g);
+        check_result(gc, &g);
+        if (i == 0) { /* re-pointed at fresh buffers and inputs */
+            gbufs g2;
+            make_buffers(env, gc, &g2);
+            CHECK_BC(bc_gemm_plan_set_pointers(plan, g2.a, g2.b, g2.c, g2.dd, g2.bias));
+            poison_and_run(env, plan, &g2);
+            check_result(gc, &g2);
+            free_buffers(env, &g2);
+        }
+        bc_gemm_plan_destroy(plan);
+        free_buffers(env, &g);
+    }
+    run_aliased(env, &cases[1].gc);
+    run_repeated(env, &cases[2].gc, 10);
+}
+
 /* The same plan 100 times: every output byte-identical to the first. */
 static void test_gemm_deterministic_100(void **state)
 {
@@ -273,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_gemm_epilogue_paths),
         cmocka_unit_test(test_gemm_skinny),
         cmocka_unit_test(test_gemm_c_aliases_d),
+        cmocka_unit_test(test_gemm_n1_transposed),
         cmocka_unit_test(test_gemm_deterministic_100),
         cmocka_unit_test(test_graph_mode),
         cmocka_unit_test(test_dependent_chain),

@@ -402,6 +402,111 @@ static void test_config_rule(void **state)
     env_close(&e);
 }
 
+/* Skinny splits stay within one round of clusters: 64 tiles split 2 ways
+ * (128 CTAs in clusters of 2 fill the 132 SMs at once), not 4 ways (256
+ * CTAs: three rounds of the 99 CTAs that clusters of 4 hold); 128 tiles
+ * run whole. A split the caller asks for is kept. */
+static void test_skinny_split_one_round(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    const fake_launch *l = NULL;
+    bc_gemm_desc d = base_desc(&e, 1, 2048, 4640);
+    bc_gemm_params p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16s");
+    assert_int_equal(p.split_k, 2);
+    assert_int_equal(l->grid[0], 128);
+    d = base_desc(&e, 1, 1000, 10656); /* 32 tiles: 8 ways (256 CTAs) and 4 ways (128) exceed a round */
+    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
+    d = base_desc(&e, 16, 4096, 4096);
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16");
+    d = base_desc(&e, 1, 2048, 4640);
+    d.split_k = 8;
+    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
+    env_close(&e);
+}
+
+/* N = 1 with D one contiguous column runs transposed (1 x M x K on the
+ * skinny configurations) where the 64-row grid would leave most SMs idle
+ * and K is long: the kernel sees M' = 1, N' = M, A' = B, B' = A; the
+ * caller's view (errors, set_pointers) keeps its own operands. */
+static void test_n1_transposed(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    const fake_launch *l = NULL;
+    bc_gemm_desc d = base_desc(&e, 131, 1, 4640);
+    bc_gemm_plan *plan = NULL;
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &plan));
+    bc_gemm_plan_info info;
+    assert_ok(bc_gemm_plan_query(plan, &info));
+    assert_int_equal(info.swapped, 1);
+    assert_string_equal(info.config, "sm90_64x32m16s");
+    assert_int_equal(info.tiles, 5); /* ceil(131 / 32) tiles of one row */
+    assert_int_equal(info.split_k, 8);
+    assert_ok(bc_gemm_launch(plan, e.s));
+    bc_gemm_params p;
+    memcpy(&p, fake_last_launch()->params, sizeof p);
+    assert_int_equal(p.m, 1), assert_int_equal(p.n, 131), assert_int_equal(p.k, 4640);
+    assert_int_equal(p.ldd, 131);
+    assert_int_equal(p.d, e.d);
+    check_map(p.tmap_a, e.b, 4640, 1, 4640 * 2, 64, 16, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+    check_map(p.tmap_b, e.a, 4640, 131, 4640 * 2, 64, 32, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+
+    /* set_pointers takes the caller's a and b; a misaligned one is named as the caller's */
+    assert_status(bc_gemm_plan_set_pointers(plan, e.c + 8, e.a, 0, e.b, 0), BC_ERR_MISALIGNED);
+    bc_error_detail det;
+    bc_last_error(&det);
+    assert_string_equal(det.call, "a");
+    assert_ok(bc_gemm_plan_set_pointers(plan, e.c, e.a, 0, e.b, 0));
+    assert_ok(bc_gemm_launch(plan, e.s));
+    memcpy(&p, fake_last_launch()->params, sizeof p);
+    assert_int_equal(word(p.tmap_a, 0), e.a);
+    assert_int_equal(word(p.tmap_b, 0), e.c);
+    assert_int_equal(p.a, e.a), assert_int_equal(p.b, e.c), assert_int_equal(p.d, e.b);
+    bc_gemm_plan_destroy(plan);
+
+    /* C aliasing D, one contiguous column: transposed with it */
+    d = base_desc(&e, 131, 1, 4640);
+    d.beta = 0.5f, d.c = d.d;
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.m, 1), assert_int_equal(p.ldc, 131), assert_int_equal(p.c, e.d);
+
+    /* what stays as it is */
+    static const struct {
+        int64_t m, k, ldd;
+        int bias;
+        const char *config;
+    } keep[] = {
+        {131, 4640, 0, 1, NULL},         /* a bias: one value for every row */
+        {131, 4640, 8, 0, NULL},         /* D not one contiguous column */
+        {131, 1024, 0, 0, NULL},         /* 16 k-blocks */
+        {16, 4640, 0, 0, NULL},          /* already skinny */
+        {16384, 4640, 0, 0, NULL},       /* 256 tiles of 64 rows fill the SMs */
+        {131, 4640, 0, 0, "sm90_64x32"}, /* a named configuration */
+    };
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+        d = base_desc(&e, keep[i].m, 1, keep[i].k);
+        d.ldd = keep[i].ldd;
+        d.bias = keep[i].bias ? e.bias : 0;
+        d.config = keep[i].config;
+        assert_ok(bc_gemm_plan_create(e.dev, &d, &plan));
+        assert_ok(bc_gemm_plan_query(plan, &info));
+        if (info.swapped)
+            fail_msg("case %zu (%lldx1x%lld) ran transposed", i, (long long)keep[i].m, (long long)keep[i].k);
+        assert_ok(bc_gemm_launch(plan, e.s));
+        memcpy(&p, fake_last_launch()->params, sizeof p);
+        assert_int_equal(p.m, keep[i].m), assert_int_equal(p.n, 1);
+        bc_gemm_plan_destroy(plan);
+    }
+    /* a C that is not one contiguous column keeps the plan as it is */
+    d = base_desc(&e, 131, 1, 4640);
+    d.beta = 1.0f, d.c = e.c, d.ldc = 8;
+    assert_int_equal(launch_and_decode(&e, &d, &l).m, 131);
+    env_close(&e);
+}
+
 static void test_packed_launch_sm100(void **state)
 {
     fake_device dv;
@@ -619,6 +724,8 @@ int main(void)
         ft_test(test_no_kernel_for_device),
         ft_test(test_packed_launch_sm90),
         ft_test(test_config_rule),
+        ft_test(test_skinny_split_one_round),
+        ft_test(test_n1_transposed),
         ft_test(test_packed_launch_sm100),
         ft_test(test_blackwell_capacity),
         ft_test(test_launch_is_one_call_no_alloc),

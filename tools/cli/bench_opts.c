@@ -28,7 +28,9 @@ void bench_usage(FILE *f)
             "bias_relu, f16_in, f16_out or f32_out, equally likely (README, \"Shape sweeps\"). --list prints\n"
             "the drawn shapes without a device. --epilogue TAG gives every listed shape one of those epilogues\n"
             "(or plain), with its types: not with --dtype/--out. With --config/--split, shapes the forced\n"
-            "configuration cannot take are marked SKIP. %% of floor = max(2MNK / 800 TFLOP/s, bytes / 3.02 TB/s) / time.\n",
+            "configuration cannot take are marked SKIP. %% of floor = max(2MNK / 800 TFLOP/s, bytes / 3.02 TB/s) / time.\n"
+            "A configuration shown as NAME^T ran an N = 1 GEMM as the 1 x M product B . A^T (README, \"GEMM\n"
+            "configurations\").\n",
             BC_BENCH_PER_GRAPH, BC_BENCH_PER_GRAPH, BC_EXIT_VERIFY);
 }
 

@@ -105,6 +105,9 @@ typedef struct bc_gemm_plan_info {
     uint32_t smem_bytes;
     uint32_t tiles;          /* output tiles */
     uint32_t split_k;        /* 1 unless the plan splits K (fixed reduction order) */
+    uint32_t swapped;        /* 1: an N = 1 plan runs as the 1 x M product B . A^T, so the tile,
+                                grid and tile counts above describe that product (README,
+                                "GEMM configurations") */
 } bc_gemm_plan_info;
 
 /* Contract: describes the chosen configuration; no driver call. */
