@@ -173,7 +173,7 @@ static void test_gemm_n1_transposed(void **state)
         {{342, 1, 2584, BC_DTYPE_BF16, BC_DTYPE_F32, 0.75f, -0.5f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
         {{1000, 1, 10656, BC_DTYPE_F16, BC_DTYPE_F16, 1.0f, 1.0f, 0, 1, 0, 0, NULL, 0, 0, 0}, 1},
         {{17, 1, 1032, BC_DTYPE_F16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0, NULL, 0, 0, 0}, 1},
-        {{4000, 1, 1024, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
+        {{4000, 1, 1088, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
         {{131, 1, 4640, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0, 0}, 0},
         {{131, 1, 1024, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 0},
         {{16, 1, 4640, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 0},
