@@ -32,9 +32,8 @@ typedef struct bc__gemm_config {
 struct bc_gemm_plan {
     bc__link link; /* first: bc_device_close releases plans through it */
     bc_device *dev;
-    bc_gemm_desc desc;     /* as the kernel runs it: the caller's, or its transpose (swapped) */
-    bc_gemm_desc user;     /* as the caller gave it, leading dimensions resolved */
-    int swapped;           /* N = 1 run as D^T = B . A^T (gemm_plan.c, swap_pays) */
+    bc_gemm_desc desc;     /* as the caller gave it, leading dimensions resolved */
+    int swapped;           /* the kernel runs the transpose of desc, D^T = B . A^T (N = 1; gemm_plan.c, swap_pays) */
     const bc__gemm_config *config;
     CUfunction fn;
     CUlaunchConfig launch; /* hStream filled per launch */

@@ -284,6 +284,23 @@ static bc_gemm_desc transposed(const bc_gemm_desc *d)
     return t;
 }
 
+/* Whether the rule of this device has a skinny configuration it can run
+ * for d's types (loaded, within the device's shared memory). */
+static int rule_has_skinny(const bc_device *dev, const bc_gemm_desc *d)
+{
+    for (size_t i = 0; i < FAMILY_COUNT; i++) {
+        if (family_role(families[i], dev) != BC__ROLE_RULE)
+            continue;
+        for (size_t j = 0; j < families[i]->count; j++) {
+            const bc__gemm_config *c = &families[i]->configs[j];
+            if (c->max_m != 0 && (uint32_t)dev->info.smem_per_block_optin >= c->smem_bytes &&
+                dev->image.fn[c->kernel[d->ab_type][d->d_type]] != NULL)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /* Whether the rule runs an N = 1 problem transposed (above). With one useful
  * column, 64-row tiles walk all of K on ceil(M / 64) SMs; transposed, M' = 1
  * takes the skinny configurations, which split K over clusters when the
@@ -301,14 +318,7 @@ static int swap_pays(const bc_device *dev, const bc_gemm_desc *d)
 {
     if (d->n != 1 || d->m <= 16 || d->config != NULL || d->bias != 0 || d->ldd != 1)
         return 0;
-    int skinny = 0;
-    for (size_t i = 0; i < FAMILY_COUNT && !skinny; i++)
-        for (size_t j = 0; family_role(families[i], dev) == BC__ROLE_RULE && j < families[i]->count; j++) {
-            const bc__gemm_config *c = &families[i]->configs[j];
-            skinny |= c->max_m != 0 && (uint32_t)dev->info.smem_per_block_optin >= c->smem_bytes &&
-                      dev->image.fn[c->kernel[d->ab_type][d->d_type]] != NULL;
-        }
-    if (!skinny)
+    if (!rule_has_skinny(dev, d))
         return 0;
     if (d->beta != 0.0f && d->ldc != 1)
         return 0;
@@ -367,10 +377,10 @@ static bc_status encode_maps(bc_gemm_params *p, const bc_gemm_desc *d, const bc_
     return st;
 }
 
-/* The shape-dependent kernel parameters (everything but the tensor maps). */
-static void fill_params(bc_gemm_plan *pl)
+/* The shape-dependent kernel parameters (everything but the tensor maps)
+ * of `d`, the problem the kernel runs (the caller's, or its transpose). */
+static void fill_params(bc_gemm_plan *pl, const bc_gemm_desc *d)
 {
-    const bc_gemm_desc *d = &pl->desc;
     const bc__gemm_config *c = pl->config;
     bc_gemm_params *p = &pl->params;
     p->d = d->d;
@@ -461,26 +471,17 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     st = bc__gemm_check_layout(&d);
     if (st)
         return st;
-    /* N = 1: the transpose where it pays */
-    const bc_gemm_desc user = d;
+    /* the problem the kernel runs: for N = 1, the transpose where it pays */
+    const int swapped = swap_pays(dev, &d);
+    const bc_gemm_desc k = swapped ? transposed(&d) : d;
     const bc__gemm_config *c = NULL;
     CUfunction fn = NULL;
     uint32_t split = 1;
-    int swapped = 0;
-    if (swap_pays(dev, &d)) { /* the rule finds a skinny configuration for M' = 1 (swap_pays) */
-        const bc_gemm_desc t = transposed(&d);
-        st = choose_config(dev, &t, &c, &split, &fn);
-        if (st)
-            return st;
-        d = t, swapped = 1;
-    }
-    if (!swapped) {
-        st = choose_config(dev, &d, &c, &split, &fn);
-        if (st)
-            return st;
-    }
+    st = choose_config(dev, &k, &c, &split, &fn);
+    if (st)
+        return st;
     /* the caller's orientation, so that messages name the caller's operands */
-    st = bc__gemm_check_memory(dev, &user, use_tma_store(&d, c), NULL);
+    st = bc__gemm_check_memory(dev, &d, use_tma_store(&k, c), NULL);
     if (st)
         return st;
     d.config = c->name; /* the plan keeps no pointer into the caller's memory */
@@ -490,15 +491,13 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     memset(pl, 0, sizeof *pl);
     pl->dev = dev;
     pl->desc = d;
-    pl->user = user;
-    pl->user.config = c->name;
     pl->swapped = swapped;
     pl->config = c;
     pl->fn = fn;
-    st = encode_maps(&pl->params, &d, c);
+    st = encode_maps(&pl->params, &k, c);
     if (st)
         goto fail_free;
-    fill_params(pl);
+    fill_params(pl, &k);
     pl->params.split_k = split;
     fill_launch(pl, (uint32_t)dev->info.sm_count);
     bc__list_push(&dev->plans, &pl->link);
@@ -515,26 +514,25 @@ bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b
 {
     if (plan == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_gemm_plan_set_pointers", "plan is NULL");
-    bc_gemm_desc nu = plan->user; /* checked as the caller sees it: messages name the caller's operands */
-    nu.a = a;
-    nu.b = b;
-    nu.c = c;
-    nu.d = d;
+    bc_gemm_desc nd = plan->desc; /* checked as the caller sees it: messages name the caller's operands */
+    nd.a = a;
+    nd.b = b;
+    nd.c = c;
+    nd.d = d;
     if ((bias != 0) != (plan->desc.bias != 0))
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bias",
                        "a plan created %s bias cannot be re-pointed %s one", plan->desc.bias ? "with" : "without",
                        plan->desc.bias ? "without" : "with");
-    nu.bias = bias;
+    nd.bias = bias;
     if (bc__dev_lost(plan->dev))
         return BC_LOST_FAIL("bc_gemm_plan_set_pointers");
-    bc_status st = bc__gemm_check_layout(&nu);
+    bc_status st = bc__gemm_check_layout(&nd);
     if (!st)
-        st = bc__gemm_check_memory(plan->dev, &nu, (plan->params.flags & BC_GEMM_F_TMA_STORE) != 0, NULL);
+        st = bc__gemm_check_memory(plan->dev, &nd, (plan->params.flags & BC_GEMM_F_TMA_STORE) != 0, NULL);
     if (st)
         return st;
-    bc_gemm_desc nd = plan->swapped ? transposed(&nu) : nu;
-    nd.config = plan->desc.config;
-    a = nd.a, b = nd.b;
+    if (plan->swapped) /* the kernel's A is the caller's B (transposed) */
+        a = nd.b, b = nd.a;
     bc_gemm_params p = plan->params;
     if (plan->config->tma) {
         st = bc__tmap_set_address(p.tmap_a, plan->swapped ? "B" : "A", a);
@@ -554,7 +552,6 @@ bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b
     p.bias = bias;
     plan->params = p;
     plan->desc = nd;
-    plan->user = nu;
     return BC_OK;
 }
 
