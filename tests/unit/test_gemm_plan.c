@@ -9,63 +9,9 @@
 
 #include <cmocka.h>
 
-#include "fake_test.h"
-#include "gemm_abi.h"
-#include "gemm_internal.h"
+#include "gemm_plan_env.h"
 
 #include "heap_count.h" /* the binary links with --wrap=malloc,calloc,realloc,aligned_alloc */
-
-typedef struct env {
-    bc_device *dev;
-    bc_stream *s;
-    bc_devptr a, b, c, d, bias;
-} env;
-
-static void env_open(env *e, int with_kernels)
-{
-    memset(e, 0, sizeof *e);
-    bc_device_config cfg = ft_config();
-    cfg.skip_kernel_load = !with_kernels;
-    /* every operand block holds the largest shape used here (8192 x 8192,
-     * f32 D): plan creation checks each extent against its block (the fake's
-     * memory is host memory that is never touched here) */
-    cfg.device_arena_bytes = 1100u << 20;
-    assert_ok(bc_device_open(&cfg, &e->dev));
-    assert_ok(bc_stream_create(e->dev, 0, &e->s, NULL));
-    assert_ok(bc_mem_alloc(e->dev, 256u << 20, &e->a));
-    assert_ok(bc_mem_alloc(e->dev, 256u << 20, &e->b));
-    assert_ok(bc_mem_alloc(e->dev, 256u << 20, &e->c));
-    assert_ok(bc_mem_alloc(e->dev, 256u << 20, &e->d));
-    assert_ok(bc_mem_alloc(e->dev, 64u << 10, &e->bias));
-    fake_set_param_size(sizeof(bc_gemm_params));
-}
-
-static void env_close(env *e) { bc_device_close(e->dev); }
-
-static bc_gemm_desc base_desc(const env *e, int64_t m, int64_t n, int64_t k)
-{
-    bc_gemm_desc d;
-    bc_gemm_desc_default(&d);
-    d.m = m, d.n = n, d.k = k;
-    d.a = e->a, d.b = e->b, d.d = e->d;
-    return d;
-}
-
-/* Plan creation fails with `want`, the failure names `field`, nothing is
- * created and *out is untouched. */
-static void expect_reject(env *e, const bc_gemm_desc *d, bc_status want, const char *field)
-{
-    bc_gemm_plan *plan = (bc_gemm_plan *)(uintptr_t)0x1234;
-    int live = fake_live_objects();
-    assert_status(bc_gemm_plan_create(e->dev, d, &plan), want);
-    assert_ptr_equal(plan, (bc_gemm_plan *)(uintptr_t)0x1234);
-    assert_int_equal(fake_live_objects(), live);
-    bc_error_detail det;
-    bc_last_error(&det);
-    assert_int_equal(det.status, want);
-    if (strcmp(det.call, field) != 0)
-        fail_msg("rejected for '%s' (%s), expected field '%s'", det.call, det.message, field);
-}
 
 static void test_validation_rules(void **state)
 {
@@ -164,62 +110,6 @@ static void test_no_kernel_for_device(void **state)
     bc_device *dev = NULL;
     assert_status(bc_device_open(&cfg, &dev), BC_ERR_MODULE_LOAD);
     assert_null(dev);
-}
-
-/* Little-endian u64 word i of a fake-encoded tensor map (see fake_driver.h). */
-static uint64_t word(const uint64_t *map, int i) { return map[i]; }
-
-static void check_map_sw(const uint64_t *map, uint64_t addr, uint64_t cols, uint64_t rows, uint64_t row_bytes,
-                         unsigned box_cols, unsigned box_rows, CUtensorMapDataType dt, CUtensorMapSwizzle sw)
-{
-    assert_int_equal(word(map, 1), FAKE_TMAP_MAGIC);
-    assert_int_equal(word(map, 0), addr);
-    uint64_t meta = word(map, 2);
-    assert_int_equal(meta & 0xff, dt);
-    assert_int_equal((meta >> 8) & 0xff, 2);                            /* rank */
-    assert_int_equal((meta >> 16) & 0xff, CU_TENSOR_MAP_INTERLEAVE_NONE);
-    assert_int_equal((meta >> 24) & 0xff, sw);
-    assert_int_equal((meta >> 40) & 0xff, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE); /* zero fill */
-    assert_int_equal(word(map, 3), cols);
-    assert_int_equal(word(map, 4), rows);
-    assert_int_equal(word(map, 8), row_bytes);
-    assert_int_equal(word(map, 12) & 0xffff, box_cols);
-    assert_int_equal((word(map, 12) >> 16) & 0xffff, box_rows);
-}
-
-/* A and B maps: always 128-byte swizzled. */
-static void check_map(const uint64_t *map, uint64_t addr, uint64_t cols, uint64_t rows, uint64_t row_bytes,
-                      unsigned box_cols, unsigned box_rows, CUtensorMapDataType dt)
-{
-    check_map_sw(map, addr, cols, rows, row_bytes, box_cols, box_rows, dt, CU_TENSOR_MAP_SWIZZLE_128B);
-}
-
-
-/* The value of launch attribute `id` in the recorded launch, -1 if absent. */
-static int attr_value(const fake_launch *l, CUlaunchAttributeID id)
-{
-    for (unsigned i = 0; i < l->num_attrs; i++)
-        if (l->attrs[i].id == id)
-            return id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION ? (int)l->attrs[i].value.clusterDim.x
-                                                               : l->attrs[i].value.programmaticStreamSerializationAllowed;
-    return -1;
-}
-
-/* Launches `d` and returns the parameter block the kernel would receive. */
-static bc_gemm_params launch_and_decode(env *e, const bc_gemm_desc *d, const fake_launch **out_launch)
-{
-    bc_gemm_plan *plan = NULL;
-    assert_ok(bc_gemm_plan_create(e->dev, d, &plan));
-    assert_ok(bc_gemm_launch(plan, e->s));
-    const fake_launch *l = fake_last_launch();
-    assert_non_null(l);
-    assert_int_equal(l->param_bytes, sizeof(bc_gemm_params));
-    assert_ptr_equal(l->stream, bc_stream_handle(e->s));
-    bc_gemm_params p;
-    memcpy(&p, l->params, sizeof p);
-    bc_gemm_plan_destroy(plan);
-    *out_launch = l;
-    return p;
 }
 
 static void test_packed_launch_sm90(void **state)
@@ -350,163 +240,6 @@ static void test_packed_launch_sm90(void **state)
 
 /* The configuration rule (README): the least waves x tile area / weight on
  * 132 SMs; and an explicit choice. */
-static void test_config_rule(void **state)
-{
-    env e;
-    env_open(&e, 1);
-    static const struct {
-        int64_t m, n, k;
-        const char *kernel;
-    } cases[] = {
-        {8192, 8192, 8192, "bc_gemm_sm90_128x256"}, {2048, 2048, 2048, "bc_gemm_sm90_128x256"},
-        {4096, 4096, 1024, "bc_gemm_sm90_128x256"}, {512, 4096, 4096, "bc_gemm_sm90_128x128"},
-        {1024, 1024, 1024, "bc_gemm_sm90_128x64"},  {256, 4096, 4096, "bc_gemm_sm90_128x64"},
-        {128, 2048, 2048, "bc_gemm_sm90_64x32"},    {64, 1024, 1024, "bc_gemm_sm90_64x32"},
-        {17, 4096, 4096, "bc_gemm_sm90_64x32"},
-        /* M <= 16: 64x32 with 16-row A stages */
-        {1, 1, 8, "bc_gemm_sm90_64x32m16"},         {1, 4096, 4096, "bc_gemm_sm90_64x32m16"},
-        {16, 4096, 4096, "bc_gemm_sm90_64x32m16"},  {5, 1000, 200, "bc_gemm_sm90_64x32m16"},
-        /* ... and split over a cluster when few tiles walk a long K */
-        {5, 1000, 1000, "bc_gemm_sm90_64x32m16s"},  {7, 1, 10528, "bc_gemm_sm90_64x32m16s"},
-        /* few tiles, long K: split over a cluster pays for its reduction */
-        {128, 128, 65536, "bc_gemm_sm90_128x128s"}, {256, 512, 32768, "bc_gemm_sm90_128x128s"},
-    };
-    const fake_launch *l = NULL;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        /* the fake never touches the buffers: the shapes may exceed them */
-        bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
-        launch_and_decode(&e, &d, &l);
-        if (strcmp(l->kernel, cases[i].kernel) != 0)
-            fail_msg("%lldx%lldx%lld: chose %s, the rule says %s", (long long)cases[i].m, (long long)cases[i].n,
-                     (long long)cases[i].k, l->kernel, cases[i].kernel);
-    }
-    bc_gemm_desc d;
-    /* the skinny split: 32 tiles x 16 k-blocks take 2 ways (64 CTAs), not 4 (128 CTAs of clusters of 4 are
-     * over the 75% of the 132 SMs a round of its clusters holds); one tile of 165 k-blocks takes 8 */
-    d = base_desc(&e, 16, 1024, 1024);
-    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
-    d = base_desc(&e, 7, 1, 10528);
-    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
-    d = base_desc(&e, 4096, 4096, 4096);
-    d.config = "sm90_64x32";
-    launch_and_decode(&e, &d, &l);
-    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32");
-    bc_gemm_plan *plan = NULL;
-    assert_ok(bc_gemm_plan_create(e.dev, &d, &plan));
-    bc_gemm_plan_info info;
-    assert_ok(bc_gemm_plan_query(plan, &info));
-    assert_string_equal(info.config, "sm90_64x32");
-    assert_int_equal(info.tile_m, 64), assert_int_equal(info.tile_n, 32), assert_int_equal(info.tile_k, 64);
-    assert_int_equal(info.tiles, 64 * 128);
-    bc_gemm_plan_destroy(plan);
-    env_close(&e);
-}
-
-/* Skinny splits stay within one round of clusters: 64 tiles split 2 ways
- * (128 CTAs in clusters of 2 fill the 132 SMs at once), not 4 ways (256
- * CTAs: three rounds of the 99 CTAs that clusters of 4 hold); 128 tiles
- * run whole. A split the caller asks for is kept. */
-static void test_skinny_split_one_round(void **state)
-{
-    env e;
-    env_open(&e, 1);
-    const fake_launch *l = NULL;
-    bc_gemm_desc d = base_desc(&e, 1, 2048, 4640);
-    bc_gemm_params p = launch_and_decode(&e, &d, &l);
-    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16s");
-    assert_int_equal(p.split_k, 2);
-    assert_int_equal(l->grid[0], 128);
-    d = base_desc(&e, 1, 1000, 10656); /* 32 tiles: 8 ways (256 CTAs) and 4 ways (128) exceed a round */
-    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
-    d = base_desc(&e, 16, 4096, 4096);
-    launch_and_decode(&e, &d, &l);
-    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16");
-    d = base_desc(&e, 1, 2048, 4640);
-    d.split_k = 8;
-    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
-    env_close(&e);
-}
-
-/* N = 1 with D one contiguous column runs transposed (1 x M x K on the
- * skinny configurations) where the 64-row grid would leave most SMs idle
- * and K is long: the kernel sees M' = 1, N' = M, A' = B, B' = A; the
- * caller's view (errors, set_pointers) keeps its own operands. */
-static void test_n1_transposed(void **state)
-{
-    env e;
-    env_open(&e, 1);
-    const fake_launch *l = NULL;
-    bc_gemm_desc d = base_desc(&e, 131, 1, 4640);
-    bc_gemm_plan *plan = NULL;
-    assert_ok(bc_gemm_plan_create(e.dev, &d, &plan));
-    bc_gemm_plan_info info;
-    assert_ok(bc_gemm_plan_query(plan, &info));
-    assert_int_equal(info.swapped, 1);
-    assert_string_equal(info.config, "sm90_64x32m16s");
-    assert_int_equal(info.tiles, 5); /* ceil(131 / 32) tiles of one row */
-    assert_int_equal(info.split_k, 8);
-    assert_ok(bc_gemm_launch(plan, e.s));
-    bc_gemm_params p;
-    memcpy(&p, fake_last_launch()->params, sizeof p);
-    assert_int_equal(p.m, 1), assert_int_equal(p.n, 131), assert_int_equal(p.k, 4640);
-    assert_int_equal(p.ldd, 131);
-    assert_int_equal(p.d, e.d);
-    check_map(p.tmap_a, e.b, 4640, 1, 4640 * 2, 64, 16, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
-    check_map(p.tmap_b, e.a, 4640, 131, 4640 * 2, 64, 32, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
-
-    /* set_pointers takes the caller's a and b; a misaligned one is named as the caller's */
-    assert_status(bc_gemm_plan_set_pointers(plan, e.c + 8, e.a, 0, e.b, 0), BC_ERR_MISALIGNED);
-    bc_error_detail det;
-    bc_last_error(&det);
-    assert_string_equal(det.call, "a");
-    assert_ok(bc_gemm_plan_set_pointers(plan, e.c, e.a, 0, e.b, 0));
-    assert_ok(bc_gemm_launch(plan, e.s));
-    memcpy(&p, fake_last_launch()->params, sizeof p);
-    assert_int_equal(word(p.tmap_a, 0), e.a);
-    assert_int_equal(word(p.tmap_b, 0), e.c);
-    assert_int_equal(p.a, e.a), assert_int_equal(p.b, e.c), assert_int_equal(p.d, e.b);
-    bc_gemm_plan_destroy(plan);
-
-    /* C aliasing D, one contiguous column: transposed with it */
-    d = base_desc(&e, 131, 1, 4640);
-    d.beta = 0.5f, d.c = d.d;
-    p = launch_and_decode(&e, &d, &l);
-    assert_int_equal(p.m, 1), assert_int_equal(p.ldc, 131), assert_int_equal(p.c, e.d);
-
-    /* what stays as it is */
-    static const struct {
-        int64_t m, k, ldd;
-        int bias;
-        const char *config;
-    } keep[] = {
-        {131, 4640, 0, 1, NULL},         /* a bias: one value for every row */
-        {131, 4640, 8, 0, NULL},         /* D not one contiguous column */
-        {131, 1024, 0, 0, NULL},         /* 16 k-blocks */
-        {16, 4640, 0, 0, NULL},          /* already skinny */
-        {16384, 4640, 0, 0, NULL},       /* 256 tiles of 64 rows fill the SMs */
-        {131, 4640, 0, 0, "sm90_64x32"}, /* a named configuration */
-    };
-    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
-        d = base_desc(&e, keep[i].m, 1, keep[i].k);
-        d.ldd = keep[i].ldd;
-        d.bias = keep[i].bias ? e.bias : 0;
-        d.config = keep[i].config;
-        assert_ok(bc_gemm_plan_create(e.dev, &d, &plan));
-        assert_ok(bc_gemm_plan_query(plan, &info));
-        if (info.swapped)
-            fail_msg("case %zu (%lldx1x%lld) ran transposed", i, (long long)keep[i].m, (long long)keep[i].k);
-        assert_ok(bc_gemm_launch(plan, e.s));
-        memcpy(&p, fake_last_launch()->params, sizeof p);
-        assert_int_equal(p.m, keep[i].m), assert_int_equal(p.n, 1);
-        bc_gemm_plan_destroy(plan);
-    }
-    /* a C that is not one contiguous column keeps the plan as it is */
-    d = base_desc(&e, 131, 1, 4640);
-    d.beta = 1.0f, d.c = e.c, d.ldc = 8;
-    assert_int_equal(launch_and_decode(&e, &d, &l).m, 131);
-    env_close(&e);
-}
-
 static void test_packed_launch_sm100(void **state)
 {
     fake_device dv;
@@ -723,9 +456,6 @@ int main(void)
         ft_test(test_validation_rules),
         ft_test(test_no_kernel_for_device),
         ft_test(test_packed_launch_sm90),
-        ft_test(test_config_rule),
-        ft_test(test_skinny_split_one_round),
-        ft_test(test_n1_transposed),
         ft_test(test_packed_launch_sm100),
         ft_test(test_blackwell_capacity),
         ft_test(test_launch_is_one_call_no_alloc),

@@ -1,0 +1,170 @@
+/* The configuration rule on the fake driver (an H100-like device, 132 SMs):
+ * the documented choices on the benchmark list's shapes, the skinny split
+ * within one round of clusters, and N = 1 run transposed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "gemm_plan_env.h"
+
+static void test_config_rule(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    static const struct {
+        int64_t m, n, k;
+        const char *kernel;
+    } cases[] = {
+        {8192, 8192, 8192, "bc_gemm_sm90_128x256"}, {2048, 2048, 2048, "bc_gemm_sm90_128x256"},
+        {4096, 4096, 1024, "bc_gemm_sm90_128x256"}, {512, 4096, 4096, "bc_gemm_sm90_128x128"},
+        {1024, 1024, 1024, "bc_gemm_sm90_128x64"},  {256, 4096, 4096, "bc_gemm_sm90_128x64"},
+        {128, 2048, 2048, "bc_gemm_sm90_64x32"},    {64, 1024, 1024, "bc_gemm_sm90_64x32"},
+        {17, 4096, 4096, "bc_gemm_sm90_64x32"},
+        /* M <= 16: 64x32 with 16-row A stages */
+        {1, 1, 8, "bc_gemm_sm90_64x32m16"},         {1, 4096, 4096, "bc_gemm_sm90_64x32m16"},
+        {16, 4096, 4096, "bc_gemm_sm90_64x32m16"},  {5, 1000, 200, "bc_gemm_sm90_64x32m16"},
+        /* ... and split over a cluster when few tiles walk a long K */
+        {5, 1000, 1000, "bc_gemm_sm90_64x32m16s"},  {7, 1, 10528, "bc_gemm_sm90_64x32m16s"},
+        /* few tiles, long K: split over a cluster pays for its reduction */
+        {128, 128, 65536, "bc_gemm_sm90_128x128s"}, {256, 512, 32768, "bc_gemm_sm90_128x128s"},
+    };
+    const fake_launch *l = NULL;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        /* the fake never touches the buffers: the shapes may exceed them */
+        bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
+        launch_and_decode(&e, &d, &l);
+        if (strcmp(l->kernel, cases[i].kernel) != 0)
+            fail_msg("%lldx%lldx%lld: chose %s, the rule says %s", (long long)cases[i].m, (long long)cases[i].n,
+                     (long long)cases[i].k, l->kernel, cases[i].kernel);
+    }
+    bc_gemm_desc d;
+    /* the skinny split: 32 tiles x 16 k-blocks take 2 ways (64 CTAs), not 4 (128 CTAs of clusters of 4 are
+     * over the 75% of the 132 SMs a round of its clusters holds); one tile of 165 k-blocks takes 8 */
+    d = base_desc(&e, 16, 1024, 1024);
+    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
+    d = base_desc(&e, 7, 1, 10528);
+    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
+    d = base_desc(&e, 4096, 4096, 4096);
+    d.config = "sm90_64x32";
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32");
+    const bc_gemm_plan_info info = plan_info(&e, &d);
+    assert_string_equal(info.config, "sm90_64x32");
+    assert_int_equal(info.tile_m, 64), assert_int_equal(info.tile_n, 32), assert_int_equal(info.tile_k, 64);
+    assert_int_equal(info.tiles, 64 * 128);
+    env_close(&e);
+}
+
+/* Skinny splits stay within one round of clusters: 64 tiles split 2 ways
+ * (128 CTAs in clusters of 2 fill the 132 SMs at once), not 4 ways (256
+ * CTAs: three rounds of the 99 CTAs that clusters of 4 hold); 128 tiles
+ * run whole. A split the caller asks for is kept. */
+static void test_skinny_split_one_round(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    const fake_launch *l = NULL;
+    bc_gemm_desc d = base_desc(&e, 1, 2048, 4640);
+    bc_gemm_params p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16s");
+    assert_int_equal(p.split_k, 2);
+    assert_int_equal(l->grid[0], 128);
+    d = base_desc(&e, 1, 1000, 10656); /* 32 tiles: 8 ways (256 CTAs) and 4 ways (128) exceed a round */
+    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
+    d = base_desc(&e, 16, 4096, 4096);
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16");
+    d = base_desc(&e, 1, 2048, 4640);
+    d.split_k = 8;
+    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
+    env_close(&e);
+}
+
+/* N = 1 with D one contiguous column runs transposed (1 x M x K on the
+ * skinny configurations) where the 64-row grid would leave most SMs idle
+ * and K is long: the kernel sees M' = 1, N' = M, A' = B, B' = A; the
+ * caller's view (errors, set_pointers) keeps its own operands. */
+static void test_n1_transposed(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    const fake_launch *l = NULL;
+    bc_gemm_desc d = base_desc(&e, 131, 1, 4640);
+    bc_gemm_plan *plan = NULL;
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &plan));
+    bc_gemm_plan_info info;
+    assert_ok(bc_gemm_plan_query(plan, &info));
+    assert_int_equal(info.swapped, 1);
+    assert_string_equal(info.config, "sm90_64x32m16s");
+    assert_int_equal(info.tiles, 5); /* ceil(131 / 32) tiles of one row */
+    assert_int_equal(info.split_k, 8);
+    assert_ok(bc_gemm_launch(plan, e.s));
+    bc_gemm_params p;
+    memcpy(&p, fake_last_launch()->params, sizeof p);
+    assert_int_equal(p.m, 1), assert_int_equal(p.n, 131), assert_int_equal(p.k, 4640);
+    assert_int_equal(p.ldd, 131);
+    assert_int_equal(p.d, e.d);
+    check_map(p.tmap_a, e.b, 4640, 1, 4640 * 2, 64, 16, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+    check_map(p.tmap_b, e.a, 4640, 131, 4640 * 2, 64, 32, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+
+    /* set_pointers takes the caller's a and b; a misaligned one is named as the caller's */
+    assert_status(bc_gemm_plan_set_pointers(plan, e.c + 8, e.a, 0, e.b, 0), BC_ERR_MISALIGNED);
+    bc_error_detail det;
+    bc_last_error(&det);
+    assert_string_equal(det.call, "a");
+    assert_ok(bc_gemm_plan_set_pointers(plan, e.c, e.a, 0, e.b, 0));
+    assert_ok(bc_gemm_launch(plan, e.s));
+    memcpy(&p, fake_last_launch()->params, sizeof p);
+    assert_int_equal(word(p.tmap_a, 0), e.a);
+    assert_int_equal(word(p.tmap_b, 0), e.c);
+    assert_int_equal(p.a, e.a), assert_int_equal(p.b, e.c), assert_int_equal(p.d, e.b);
+    bc_gemm_plan_destroy(plan);
+
+    /* C aliasing D, one contiguous column: transposed with it */
+    d = base_desc(&e, 131, 1, 4640);
+    d.beta = 0.5f, d.c = d.d;
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.m, 1), assert_int_equal(p.ldc, 131), assert_int_equal(p.c, e.d);
+
+    /* what stays as it is */
+    static const struct {
+        int64_t m, k, ldd;
+        int bias;
+        const char *config;
+    } keep[] = {
+        {131, 4640, 0, 1, NULL},         /* a bias: one value for every row */
+        {131, 4640, 8, 0, NULL},         /* D not one contiguous column */
+        {131, 1024, 0, 0, NULL},         /* 16 k-blocks */
+        {16, 4640, 0, 0, NULL},          /* already skinny */
+        {16384, 4640, 0, 0, NULL},       /* 256 tiles of 64 rows fill the SMs */
+        {131, 4640, 0, 0, "sm90_64x32"}, /* a named configuration */
+    };
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+        d = base_desc(&e, keep[i].m, 1, keep[i].k);
+        d.ldd = keep[i].ldd;
+        d.bias = keep[i].bias ? e.bias : 0;
+        d.config = keep[i].config;
+        if (plan_info(&e, &d).swapped)
+            fail_msg("case %zu (%lldx1x%lld) ran transposed", i, (long long)keep[i].m, (long long)keep[i].k);
+        p = launch_and_decode(&e, &d, &l);
+        assert_int_equal(p.m, keep[i].m), assert_int_equal(p.n, 1);
+    }
+    /* a C that is not one contiguous column keeps the plan as it is */
+    d = base_desc(&e, 131, 1, 4640);
+    d.beta = 1.0f, d.c = e.c, d.ldc = 8;
+    assert_int_equal(launch_and_decode(&e, &d, &l).m, 131);
+    env_close(&e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        ft_test(test_config_rule),
+        ft_test(test_skinny_split_one_round),
+        ft_test(test_n1_transposed),
+    };
+    return cmocka_run_group_tests_name("gemm_rule", tests, NULL, NULL);
+}
