@@ -46,6 +46,7 @@
 #define BC_SM90_CFG_128X128S 2, 128, 6, 1, 128
 #define BC_SM90_CFG_128X64 2, 64, 8, 0, 128
 #define BC_SM90_CFG_64X32 1, 32, 16, 0, 64
+#define BC_SM90_CFG_64X32S 1, 32, 16, 1, 64
 #define BC_SM90_CFG_64X32M16 1, 32, 32, 0, 16
 #define BC_SM90_CFG_64X32M16S 1, 32, 32, 1, 16
 #define BC__APPLY(f, ...) f(__VA_ARGS__)

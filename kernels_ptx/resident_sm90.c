@@ -337,8 +337,8 @@ BC_DEVICE void res_load_a_late(sm90_shape g, uint64_t tmap_a, bc_tile tile, uint
 
 #define RES_BAR_SPLIT 4u /* the consumers of a CTA, around a split-K arrival */
 
-/* Consumer c's split-K work item `it` of GEMM op (skinny kernels only):
- * the main loop over its k-blocks, its partial (the stage's A rows) into
+/* Consumer c's split-K work item `it` of GEMM op (one-warpgroup kernels
+ * only: the skinny and narrow tiles): the main loop over its k-blocks, its partial (the stage's A rows) into
  * its slot, then one arrival on the tile's counter for the CTA. The last
  * of the tile's S arrivals adds the slots 0..S-1 in that order from 0.0f,
  * scales by alpha and stores through the generic epilogue: the arithmetic
@@ -440,7 +440,7 @@ BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, con
             RES_TRACE(sync, res_ctl_of(g, base)->word, tev + 3u);
         }
 #endif
-        if (g.ar < 64u * g.cons && op->split > 1) { /* the host allows split plans on skinny kernels only */
+        if (g.cons == 1u && op->split > 1) { /* the host allows split plans on one-warpgroup kernels only */
             res_split_item(g, op, acc, it, base, c, sync, s);
         } else {
             bc_sm90_epi_at at = {0, 0, sm90_epi_buf(g, base, c), SM90_BAR_EPI0 + c, tid % 128u, maps + 256u,

@@ -11,6 +11,11 @@
  * in one GPC each: 32 clusters of 4 ran as two waves). */
 #define BC_SM90_SKINNY_SPLIT_COST_KB 4u
 #define BC_SM90_SKINNY_WAVE_PCT 75u
+/* The narrow tile's split-K twin (64x32s, one consumer warpgroup, 64 rows
+ * exchanged): its exchange cost in k-blocks (fitted to forced-split timings
+ * on the H100, PERF_NOTES.md change 40); its clusters are one-CTA-per-SM
+ * like the skinny ones, so the same 75% wave. */
+#define BC_SM90_NARROW_SPLIT_COST_KB 12u
 /* The other split-K tiles' exchange, in k-blocks (measured). */
 #define BC_SPLIT_COST_KB 24u
 
@@ -24,6 +29,15 @@
         .cluster_wave_pct = (ar) < 64u * (cons) ? BC_SM90_SKINNY_WAVE_PCT : 0u,                    \
         .kernel = {{id, id, id}, {id, id, id}},                                                   \
     }
+/* A split-K tile with its own exchange cost and wave (64x32s). */
+#define SM90_SPLIT_CONFIG(nm, id, w, cost, wave, cons, bn_, stages, ks, ar)                        \
+    {                                                                                              \
+        .name = "sm90_" nm, .bm = 64u * (cons), .bn = (bn_), .bk = BC_SM90_BK,                     \
+        .threads = BC_SM90_THREADS(cons), .smem_bytes = BC_SM90_SMEM_BYTES(cons, bn_, stages, ar), \
+        .a_rows = (ar), .max_m = 0u, .weight_pct = (w), .tma = 1, .tma_store = 0, .split = 1,      \
+        .persistent = 0, .pdl = 1, .split_cost_kb = (cost), .cluster_wave_pct = (wave),            \
+        .kernel = {{id, id, id}, {id, id, id}},                                                   \
+    }
 static const bc__gemm_config configs[] = {
     BC__APPLY(SM90_CONFIG, "128x256", BC_K_GEMM_SM90_128X256, 100, BC_SM90_CFG_128X256),
     BC__APPLY(SM90_CONFIG, "128x256s", BC_K_GEMM_SM90_128X256S, 100, BC_SM90_CFG_128X256S),
@@ -31,6 +45,9 @@ static const bc__gemm_config configs[] = {
     BC__APPLY(SM90_CONFIG, "128x128s", BC_K_GEMM_SM90_128X128S, 90, BC_SM90_CFG_128X128S),
     BC__APPLY(SM90_CONFIG, "128x64", BC_K_GEMM_SM90_128X64, 60, BC_SM90_CFG_128X64),
     BC__APPLY(SM90_CONFIG, "64x32", BC_K_GEMM_SM90_64X32, 30, BC_SM90_CFG_64X32),
+    /* its split-K twin: M 17..64 (and beyond) with a few tiles down a long K */
+    BC__APPLY(SM90_SPLIT_CONFIG, "64x32s", BC_K_GEMM_SM90_64X32S, 30, BC_SM90_NARROW_SPLIT_COST_KB,
+              BC_SM90_SKINNY_WAVE_PCT, BC_SM90_CFG_64X32S),
     /* skinny M: the 64x32 tile with stages of 16 A rows (twice the B bytes in flight); within
      * M <= 16 the rule takes a skinny configuration outright and weighs this one against its
      * split-K twin below by the cost model (gemm_plan.c, rule_pick; PERF_NOTES.md) */

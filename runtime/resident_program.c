@@ -6,15 +6,17 @@
 #include "resident_internal.h"
 
 /* The resident kernel of each sm_90a configuration that has one: the
- * whole-tile ones but 128x256, and the skinny split-K one, which runs in
- * its whole-tile twin's kernel (the same tile and ring; the partials go
- * through global memory instead of the cluster's shared memory). */
+ * whole-tile ones but 128x256, and the narrow and skinny split-K ones,
+ * which run in their whole-tile twins' kernels (the same tile and ring; the
+ * partials go through global memory instead of the cluster's shared
+ * memory). */
 static const struct {
     const char *config;
     bc__kernel_id kernel;
     uint32_t smem;
 } kernels[] = {
     {"sm90_64x32", BC_K_RESIDENT_SM90_64X32, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32)},
+    {"sm90_64x32s", BC_K_RESIDENT_SM90_64X32, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32)},
     {"sm90_64x32m16", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16)},
     {"sm90_64x32m16s", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16)},
     {"sm90_128x64", BC_K_RESIDENT_SM90_128X64, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X64)},
@@ -109,13 +111,14 @@ static bc_status check_plan(bc_device *dev, const bc_gemm_plan *pl, int i, int f
         k++;
     if (k == KERNEL_COUNT)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
-                       "plans[%d] uses %s, which has no resident kernel (sm90_64x32, sm90_64x32m16, "
-                       "sm90_64x32m16s, sm90_128x64 and sm90_128x128 do)",
+                       "plans[%d] uses %s, which has no resident kernel (sm90_64x32, sm90_64x32s, "
+                       "sm90_64x32m16, sm90_64x32m16s, sm90_128x64 and sm90_128x128 do)",
                        i, c->name);
     if (first >= 0 && kernels[k].kernel != kernels[first].kernel)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
                        "plans[%d] uses %s, plans[0] %s: every plan of an executor runs in one resident kernel "
-                       "(pin bc_gemm_desc.config; sm90_64x32m16 and sm90_64x32m16s share one)",
+                       "(pin bc_gemm_desc.config; sm90_64x32 and sm90_64x32s share one, as do sm90_64x32m16 "
+                       "and sm90_64x32m16s)",
                        i, c->name, kernels[first].config);
     *out_kernel = k;
     return BC_OK;

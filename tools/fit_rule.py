@@ -75,7 +75,10 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
     skinny_split = define(plan, "BC_SM90_SKINNY_SPLIT_COST_KB") if "BC_SM90_SKINNY_SPLIT_COST_KB" in plan else None
     skinny_wave = define(plan, "BC_SM90_SKINNY_WAVE_PCT") if "BC_SM90_SKINNY_WAVE_PCT" in plan else None
     cfgs = []
-    for nm, w, macro in re.findall(r'BC__APPLY\(SM90_CONFIG,\s*"([^"]+)",\s*\w+,\s*(\d+),\s*(\w+)\)', plan):
+    # SM90_CONFIG(name, id, weight, cfg) or SM90_SPLIT_CONFIG(name, id, weight, cost, wave, cfg), in table order
+    entry = (r'BC__APPLY\((SM90_CONFIG|SM90_SPLIT_CONFIG),\s*"([^"]+)",\s*\w+,\s*(\d+),\s*'
+             r'(?:(\w+),\s*(\w+),\s*)?(\w+)\)')
+    for kind, nm, w, cost, wave, macro in re.findall(entry, plan):
         m = re.search(r"#define\s+" + macro + r"\s+(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+)", abi)
         if not m:
             raise ValueError(f"cannot find #define {macro} in {abi_h}")
@@ -84,6 +87,9 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
         max_m = ar if ar < 64 * cons else 0
         cfg = {"name": "sm90_" + nm, "bm": 64 * cons, "bn": bn, "bk": bk, "weight": int(w), "split": bool(ks),
                "max_m": max_m}
+        if kind == "SM90_SPLIT_CONFIG":  # its own exchange cost and wave (named #defines)
+            cfg["split_cost"] = define(plan, cost)
+            cfg["wave_pct"] = define(plan, wave)
         if max_m and skinny_split is not None:
             cfg["split_cost"] = skinny_split
         if max_m and skinny_wave is not None:

@@ -28,8 +28,16 @@ static void test_config_rule(void **state)
         {16, 4096, 4096, "bc_gemm_sm90_64x32m16"},  {5, 1000, 200, "bc_gemm_sm90_64x32m16"},
         /* ... and split over a cluster when few tiles walk a long K */
         {5, 1000, 1000, "bc_gemm_sm90_64x32m16s"},  {7, 1, 10528, "bc_gemm_sm90_64x32m16s"},
-        /* few tiles, long K: split over a cluster pays for its reduction */
-        {128, 128, 65536, "bc_gemm_sm90_128x128s"}, {256, 512, 32768, "bc_gemm_sm90_128x128s"},
+        /* few tiles, long K: split over a cluster pays for its reduction; the narrow tile's split where
+         * its CTAs fit a round (128x128x65536: 64x32s 8 ways, 64 CTAs, 2048 x (128 + 12) / 0.30 = 955733
+         * against 128x128s 8 ways 16384 x (128 + 24) / 0.90 = 2767075; 256x512x32768: 128x128s 8 ways 16384
+         * x (64 + 24) / 0.90 = 1601991 against 64x32s 2 ways 2048 x (256 + 12) / 0.30 = 1829546) */
+        {128, 128, 65536, "bc_gemm_sm90_64x32s"},   {256, 512, 32768, "bc_gemm_sm90_128x128s"},
+        /* M past the skinny range, few 64-row tiles: 27x8x5192 one tile 8 ways (11 + 12 k-blocks against
+         * 82 whole); 64x1024x2048 32 tiles 2 ways (16 + 12 against 32); 64x1024x1024 and 60x768x768 whole
+         * (8 + 12 against 16; 3 + 12 against 12) */
+        {27, 8, 5192, "bc_gemm_sm90_64x32s"},       {64, 1024, 2048, "bc_gemm_sm90_64x32s"},
+        {60, 768, 768, "bc_gemm_sm90_64x32"},
     };
     const fake_launch *l = NULL;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -47,6 +55,12 @@ static void test_config_rule(void **state)
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
     d = base_desc(&e, 7, 1, 10528);
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
+    d = base_desc(&e, 27, 8, 5192);
+    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
+    d = base_desc(&e, 64, 1024, 2048);
+    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
+    d = base_desc(&e, 64, 512, 4096); /* 16 tiles: 8 ways (128 CTAs) is over the 99 a round of clusters of 8 holds */
+    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 4);
     d = base_desc(&e, 4096, 4096, 4096);
     d.config = "sm90_64x32";
     launch_and_decode(&e, &d, &l);

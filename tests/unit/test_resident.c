@@ -192,6 +192,24 @@ static void test_create_rejects(void **state)
     d = layer_desc(&e, 1, "sm90_128x256");
     assert_ok(bc_gemm_plan_create(e.dev, &d, &big));
     expect_reject(&e, (const bc_gemm_plan *const *)&big, 1, NULL, BC_ERR_INVALID_ARGUMENT, "plans");
+    /* the narrow split twin runs in 64x32's kernel, beside whole 64x32 plans; not beside a skinny one */
+    bc_gemm_plan *narrow = NULL, *skinny = NULL;
+    d = layer_desc(&e, 1, "sm90_64x32s");
+    d.split_k = 4;
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &narrow));
+    const bc_gemm_plan *with_narrow[2] = {e.plan[0], narrow};
+    bc_resident *r = NULL;
+    assert_ok(bc_resident_create(e.dev, with_narrow, 2, NULL, &r));
+    bc_resident_info ri;
+    assert_ok(bc_resident_query(r, &ri));
+    assert_true(ri.partial_bytes >= 64u * 32u * 4u * 4u); /* its 4 partials of a 64 x 32 f32 tile, at least */
+    bc_resident_destroy(r);
+    d = layer_desc(&e, 1, "sm90_64x32m16");
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &skinny));
+    const bc_gemm_plan *narrow_skinny[2] = {narrow, skinny};
+    expect_reject(&e, narrow_skinny, 2, NULL, BC_ERR_INVALID_ARGUMENT, "plans");
+    bc_gemm_plan_destroy(skinny);
+    bc_gemm_plan_destroy(narrow);
 
     /* a plan of another device object */
     bc_device_config cfg = ft_config();
