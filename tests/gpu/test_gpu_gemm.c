@@ -47,7 +47,7 @@ static void test_gemm_every_config(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
     static const char *const sm90[] = {"sm90_128x256", "sm90_128x256s", "sm90_128x128", "sm90_128x128s",
-                                       "sm90_128x64",  "sm90_64x32"};
+                                       "sm90_128x64",  "sm90_64x32",    "sm90_64x32s"};
     static const char *const sm100[] = {"sm100_128x256x64_ws_s4_tmem2"};
     bc_device_info info;
     CHECK_BC(bc_device_query(env->dev, &info));
@@ -139,6 +139,33 @@ static void test_gemm_skinny(void **state)
                     for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++)
                         run_case(env, &cases[q]);
                 }
+}
+
+/* The narrow split-K tile (sm90_64x32s) 2, 4 and 8 ways: M from a few rows
+ * past the skinny range to several tiles, N from one column to several
+ * tiles, K long (uneven pieces) and short, every output type, plain and
+ * with the full epilogue (odd D rows), and the rule's own split. */
+static void test_gemm_narrow_split(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    static const int64_t ms[] = {17, 33, 64, 100, 129};
+    static const int64_t nk[][2] = {{1, 520}, {8, 5192}, {100, 4104}, {300, 200}};
+    static const uint32_t splits[] = {2, 4, 8, 0};
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+        for (size_t j = 0; j < sizeof nk / sizeof nk[0]; j++) {
+            const int64_t m = ms[i], n = nk[j][0], k = nk[j][1];
+            const uint32_t s = splits[(i + j) % 4];
+            const bc_dtype ab = (i + j) % 2 ? BC_DTYPE_F16 : BC_DTYPE_BF16;
+            const bc_dtype dt = (bc_dtype)((i + 2 * j) % 3);
+            const gcase cases[] = {
+                {m, n, k, ab, dt, 1.0f, 0.0f, 0, 0, 0, 0, "sm90_64x32s", s, 0, 0},
+                {m, n, k, ab, dt, 0.75f, -0.5f, 1, 1, 8, 0, "sm90_64x32s", s, 1, 0},
+            };
+            for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++)
+                run_case(env, &cases[q]);
+        }
 }
 
 /* In place: C aliases D exactly, with C through the ring (rows 16-byte
@@ -323,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_gemm_every_config),
         cmocka_unit_test(test_gemm_epilogue_paths),
         cmocka_unit_test(test_gemm_skinny),
+        cmocka_unit_test(test_gemm_narrow_split),
         cmocka_unit_test(test_gemm_c_aliases_d),
         cmocka_unit_test(test_gemm_n1_transposed),
         cmocka_unit_test(test_gemm_deterministic_100),

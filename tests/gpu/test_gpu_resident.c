@@ -323,24 +323,22 @@ static void test_byte_identical_to_launched(void **state)
 }
 
 /* Split-K plans with ragged M, N and K, a split that does not divide the
- * k-blocks evenly (4 ways of 15), one of 2 k-blocks 2 ways, a whole-tile skinny plan in the same
+ * k-blocks evenly (4 ways of 15), one of 2 k-blocks 2 ways, a whole-tile plan in the same
  * phase, bias + ReLU, beta * C into f32, and fewer CTAs than work items
  * (each CTA walks several, the ring carried across them): right against
- * the reference and byte-identical to the launched plans, 50 steps. */
-static void test_split_chains(void **state)
+ * the reference and byte-identical to the launched plans, 50 steps. On
+ * the skinny kernel (M <= 16) and on the narrow one (64x32 and its split
+ * twin, M up to 64 a tile). */
+static void split_chains(gpu_env *env, const char *whole, const char *split_cfg, int64_t m0)
 {
-    gpu_env *env = GPU_ENV_OR_SKIP(state);
-    if (!gpu_is_hopper(env))
-        skip();
     bc_rng rng = {bc_ref_seed()};
     enum { LINKS = 3 };
     link k[LINKS];
     memset(k, 0, sizeof k);
-    const int64_t shape[LINKS][3] = {{13, 104, 904}, {13, 72, 104}, {16, 64, 520}};
+    const int64_t shape[LINKS][3] = {{m0 - 3, 104, 904}, {m0 - 3, 72, 104}, {m0, 64, 520}};
     const uint32_t split[LINKS] = {4, 2, 1};
     for (int i = 0; i < LINKS; i++) {
-        make_link(env, &k[i], shape[i], split[i] > 1 ? "sm90_64x32m16s" : "sm90_64x32m16", split[i],
-                  i == 1 ? &k[0] : NULL, &rng);
+        make_link(env, &k[i], shape[i], split[i] > 1 ? split_cfg : whole, split[i], i == 1 ? &k[0] : NULL, &rng);
         bc_gemm_plan_info pi;
         CHECK_BC(bc_gemm_plan_query(k[i].plan, &pi));
         assert_int_equal(pi.split_k, split[i]);
@@ -375,11 +373,21 @@ static void test_split_chains(void **state)
     bc_resident_destroy(res);
     for (int i = 0; i < LINKS; i++)
         check_link(env, &k[i], i == 1);
-    print_message("  50 steps of split plans (4 and 2 ways) beside a whole-tile one, 5 CTAs: launched bytes\n");
+    print_message("  50 steps of %s plans (4 and 2 ways) beside a whole-tile one, 5 CTAs: launched bytes\n",
+                  split_cfg);
     for (int i = 0; i < LINKS; i++) {
         free(k[i].ha), free(k[i].hb), free(k[i].hc), free(k[i].hbias), free(want[i]), free(got[i]);
         bc_gemm_plan_destroy(k[i].plan);
     }
+}
+
+static void test_split_chains(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    split_chains(env, "sm90_64x32m16", "sm90_64x32m16s", 16);
+    split_chains(env, "sm90_64x32", "sm90_64x32s", 64);
 }
 
 /* One 128x2048x2048 plan (sm90_64x32: 128 tiles, 128 CTAs): 1000 steps
