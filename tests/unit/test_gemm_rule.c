@@ -69,6 +69,12 @@ static void test_config_rule(void **state)
     assert_string_equal(info.config, "sm90_64x32");
     assert_int_equal(info.tile_m, 64), assert_int_equal(info.tile_n, 32), assert_int_equal(info.tile_k, 64);
     assert_int_equal(info.tiles, 64 * 128);
+    /* the operand maps promote 128-byte lines into L2 (word 2 of the fake's encoding, bits 32..39) */
+    d = base_desc(&e, 2048, 2048, 2040);
+    const bc_gemm_params p = launch_and_decode(&e, &d, &l);
+    assert_int_equal((p.tmap_a[2] >> 32) & 0xFF, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+    assert_int_equal((p.tmap_b[2] >> 32) & 0xFF, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+    assert_int_equal((p.tmap_d[2] >> 32) & 0xFF, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
     env_close(&e);
 }
 
