@@ -46,6 +46,15 @@
 #define BC_SM90_CFG_128X128S 2, 128, 6, 1, 128
 #define BC_SM90_CFG_128X64 2, 64, 8, 0, 128
 #define BC_SM90_CFG_64X32 1, 32, 16, 0, 64
+/* The short-K twin of 128x64 (2 stages: a tile of one or two k-blocks needs
+ * no deeper ring) that fits two CTAs on an SM: ~81 KiB of shared memory and
+ * 80 registers a thread at launch (build.ninja's .maxnreg; consumers 96
+ * after setmaxnreg), so twice the epilogue warps hide each other's
+ * latency. */
+#define BC_SM90_CFG_128X64T 2, 64, 2, 0, 128
+#define BC_SM90_SHORT_K_STAGES 2
+#define BC_SM90_SHORT_K_LAUNCH_REGS 80
+#define BC_SM90_SHORT_K_CONSUMER_REGS 96
 #define BC_SM90_CFG_64X32S 1, 32, 16, 1, 64
 #define BC_SM90_CFG_64X32M16 1, 32, 32, 0, 16
 #define BC_SM90_CFG_64X32M16S 1, 32, 32, 1, 16

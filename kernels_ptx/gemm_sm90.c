@@ -346,7 +346,10 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
             bc_cluster_sync();
         }
     } else {
-        bc_setmaxnreg_inc(SM90_CONSUMER_REGS);
+        if (g.stages <= BC_SM90_SHORT_K_STAGES) /* the two-CTAs-a-SM twins launch with fewer registers */
+            bc_setmaxnreg_inc(BC_SM90_SHORT_K_CONSUMER_REGS);
+        else
+            bc_setmaxnreg_inc(SM90_CONSUMER_REGS);
         sm90_consumer(g, sc, e, tmap_d, base, wg - 1u, f16, out_t);
     }
     /* every wait and arrival is done: retire the barriers */
@@ -377,6 +380,13 @@ _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_128X128) <= 232448, "128x128: over th
 _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_128X64) <= 232448, "128x64: over the 227 KiB opt-in limit");
 _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_64X32) <= 232448, "64x32: over the 227 KiB opt-in limit");
 _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_64X32M16) <= 232448, "64x32m16: over the 227 KiB opt-in limit");
+/* two of the short-K twin on an SM's 228 KiB, each with its 1 KiB the system reserves; and its registers:
+ * 2 x 384 threads x 80 at launch, and the consumers' 96 within what the producer's 40 gives back */
+_Static_assert(2 * (BC_SM90_SMEM_OF(BC_SM90_CFG_128X64T) + 1024) <= 233472, "128x64t: two do not fit an SM");
+_Static_assert(2 * BC_SM90_THREADS(2) * BC_SM90_SHORT_K_LAUNCH_REGS <= 65536 &&
+                   2 * 128 * BC_SM90_SHORT_K_CONSUMER_REGS + 128 * SM90_PRODUCER_REGS <=
+                       BC_SM90_THREADS(2) * BC_SM90_SHORT_K_LAUNCH_REGS,
+               "128x64t: registers");
 /* 64x32m16: a stage is 6 KiB; wgmma reads 8 KiB of A from each stage start,
  * so the last stage reads 2 KiB into the staging buffers that follow it */
 _Static_assert(BC_SM90_A_STAGE_BYTES(64) - BC_SM90_STAGE_BYTES(16, 32) <= 2 * BC_SM90_EPI_BUF_BYTES, "64x32m16 overrun");
@@ -393,5 +403,6 @@ BC_SM90_KERNEL(bc_gemm_sm90_128x128s, BC_SM90_CFG_128X128S)
 BC_SM90_KERNEL(bc_gemm_sm90_128x64, BC_SM90_CFG_128X64)
 BC_SM90_KERNEL(bc_gemm_sm90_64x32, BC_SM90_CFG_64X32)
 BC_SM90_KERNEL(bc_gemm_sm90_64x32s, BC_SM90_CFG_64X32S)
+BC_SM90_KERNEL(bc_gemm_sm90_128x64t, BC_SM90_CFG_128X64T)
 BC_SM90_KERNEL(bc_gemm_sm90_64x32m16, BC_SM90_CFG_64X32M16)
 BC_SM90_KERNEL(bc_gemm_sm90_64x32m16s, BC_SM90_CFG_64X32M16S)

@@ -29,6 +29,26 @@
         .cluster_wave_pct = (ar) < 64u * (cons) ? BC_SM90_SKINNY_WAVE_PCT : 0u,                    \
         .kernel = {{id, id, id}, {id, id, id}},                                                   \
     }
+/* The short-K twin of 128x64 (two CTAs an SM, a 2-stage ring): the rule
+ * takes it outright for K of at most 2 k-blocks (128) and M above the
+ * skinny range, where the epilogue is most of a tile's time and twice its
+ * warps per SM hide each other's latency (PERF_NOTES.md change 42: 1.2-1.4x
+ * on K = 16..128; at 4 k-blocks it lost 5% to 128x256), when its tiles
+ * number at least a quarter of the SMs (a few tiles run at a launch's
+ * latency whatever the tile, and smaller tiles spread them wider:
+ * 100x100x64, 2 tiles, 3.47 us against 2.70 on 64x32's 8). Left to the
+ * skinny configurations below M = 17, so that an M <= 16 network keeps to
+ * the kernels one resident executor runs. */
+#define BC_SM90_SHORT_K_MAX_KB 2u
+#define BC_SM90_SHORT_K_MIN_M 17u
+#define SM90_SHORT_K_CONFIG(nm, id, w, cons, bn_, stages, ks, ar)                                  \
+    {                                                                                              \
+        .name = "sm90_" nm, .bm = 64u * (cons), .bn = (bn_), .bk = BC_SM90_BK,                     \
+        .threads = BC_SM90_THREADS(cons), .smem_bytes = BC_SM90_SMEM_BYTES(cons, bn_, stages, ar), \
+        .a_rows = (ar), .max_m = 0u, .max_kb = BC_SM90_SHORT_K_MAX_KB,                             \
+        .min_m = BC_SM90_SHORT_K_MIN_M, .weight_pct = (w), .tma = 1, .tma_store = 1, .split = 0,   \
+        .persistent = 1, .ctas_per_sm = 2, .pdl = 1, .kernel = {{id, id, id}, {id, id, id}},       \
+    }
 /* A split-K tile with its own exchange cost and wave (64x32s). */
 #define SM90_SPLIT_CONFIG(nm, id, w, cost, wave, cons, bn_, stages, ks, ar)                        \
     {                                                                                              \
@@ -48,6 +68,7 @@ static const bc__gemm_config configs[] = {
     /* its split-K twin: M 17..64 (and beyond) with a few tiles down a long K */
     BC__APPLY(SM90_SPLIT_CONFIG, "64x32s", BC_K_GEMM_SM90_64X32S, 30, BC_SM90_NARROW_SPLIT_COST_KB,
               BC_SM90_SKINNY_WAVE_PCT, BC_SM90_CFG_64X32S),
+    BC__APPLY(SM90_SHORT_K_CONFIG, "128x64t", BC_K_GEMM_SM90_128X64T, 60, BC_SM90_CFG_128X64T),
     /* skinny M: the 64x32 tile with stages of 16 A rows (twice the B bytes in flight); within
      * M <= 16 the rule takes a skinny configuration outright and weighs this one against its
      * split-K twin below by the cost model (gemm_plan.c, rule_pick; PERF_NOTES.md) */

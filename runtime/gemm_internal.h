@@ -20,9 +20,12 @@ typedef struct bc__gemm_config {
     int tma;                 /* A and B are read through tensor maps (else through params.a/b) */
     int tma_store;           /* the epilogue can store D through tmap_d */
     int split;               /* split-K over a cluster of S = 2, 4 or 8 CTAs per tile */
-    int persistent;          /* whole-tile grid of min(tiles, SMs) CTAs walking the tiles (else one CTA per tile) */
+    int persistent;          /* whole-tile grid of min(tiles, SMs x ctas_per_sm) CTAs walking the tiles (else one CTA per tile) */
+    uint32_t ctas_per_sm;    /* persistent: CTAs an SM holds at once (0 counts as 1) */
     int pdl;                 /* the kernel waits for the previous grid (griddepcontrol.wait) */
     uint32_t max_m;          /* 0: any M; else a skinny-M kernel, only for M <= max_m */
+    uint32_t max_kb;         /* 0: any K; else a short-K kernel the rule takes for K of at most max_kb k-blocks */
+    uint32_t min_m;          /* a short-K kernel: only for M >= min_m (the skinny ones keep M below) */
     uint32_t a_rows;         /* rows of A a stage loads (the A tensor map's box) */
     uint32_t split_cost_kb;  /* split-K: the rule's cost of the exchange, in k-blocks */
     uint32_t cluster_wave_pct; /* 0: a split wave fills every SM; else the % of SMs its clusters fill at once */

@@ -173,13 +173,15 @@ static const bc__gemm_config *find_config(const char *name, const bc_device *dev
 /* The rule's order of candidates: within its M range a skinny-M
  * configuration comes before every other (it streams B with twice the bytes
  * in flight; the cost model does not compare its tile with the others'),
- * then the lesser cost; the incumbent keeps a tie. */
+ * then, within its K range, a short-K one (two CTAs an SM: the cost model
+ * counts one), then the lesser cost; the incumbent keeps a tie. */
 static int rule_better(const bc__gemm_config *c, uint64_t cost, const bc__gemm_config *best_c, uint64_t best)
 {
     if (best_c == NULL)
         return 1;
     const int skinny = c->max_m != 0, best_skinny = best_c->max_m != 0;
-    return skinny != best_skinny ? skinny : cost < best;
+    const int short_k = c->max_kb != 0, best_short_k = best_c->max_kb != 0;
+    return skinny != best_skinny ? skinny : short_k != best_short_k ? short_k : cost < best;
 }
 
 /* The least-cost (configuration, split) of family f for the problem, among
@@ -194,6 +196,10 @@ static void rule_pick(const bc__gemm_family *f, const bc__gemm_config *named, co
         if (named != NULL ? named != c : (uint32_t)dev->info.smem_per_block_optin < c->smem_bytes)
             continue;
         if (c->max_m != 0 && (uint64_t)d->m > c->max_m) /* a skinny-M configuration out of its range */
+            continue;
+        if (named == NULL && c->max_kb != 0 && /* a short-K configuration out of its range, or too few tiles */
+            (ceil_div((uint64_t)d->k, c->bk) > c->max_kb || (uint64_t)d->m < c->min_m ||
+             4u * ctas_of(c, 1, d) < (uint64_t)dev->info.sm_count))
             continue;
         uint32_t opts[3];
         const uint32_t n = split_options(c, d->split_k, ceil_div((uint64_t)d->k, c->bk), opts);
@@ -418,10 +424,12 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
     const bc__gemm_config *c = pl->config;
     const bc_gemm_params *p = &pl->params;
     const uint32_t tiles = p->tiles_m * p->tiles_n;
+    const uint32_t per_sm = c->ctas_per_sm ? c->ctas_per_sm : 1u;
+    const uint32_t slots = sm_count * per_sm;
     const uint32_t grid = c->split        ? tiles * p->split_k
                           : !c->persistent ? tiles
-                          : tiles < sm_count ? tiles
-                                             : sm_count;
+                          : tiles < slots    ? tiles
+                                             : slots;
     CUlaunchConfig *lc = &pl->launch;
     memset(lc, 0, sizeof *lc);
     lc->gridDimX = grid;

@@ -75,8 +75,9 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
     skinny_split = define(plan, "BC_SM90_SKINNY_SPLIT_COST_KB") if "BC_SM90_SKINNY_SPLIT_COST_KB" in plan else None
     skinny_wave = define(plan, "BC_SM90_SKINNY_WAVE_PCT") if "BC_SM90_SKINNY_WAVE_PCT" in plan else None
     cfgs = []
-    # SM90_CONFIG(name, id, weight, cfg) or SM90_SPLIT_CONFIG(name, id, weight, cost, wave, cfg), in table order
-    entry = (r'BC__APPLY\((SM90_CONFIG|SM90_SPLIT_CONFIG),\s*"([^"]+)",\s*\w+,\s*(\d+),\s*'
+    # SM90_CONFIG(name, id, weight, cfg), SM90_SPLIT_CONFIG(name, id, weight, cost, wave, cfg) or
+    # SM90_SHORT_K_CONFIG(name, id, weight, cfg), in table order
+    entry = (r'BC__APPLY\((SM90_CONFIG|SM90_SPLIT_CONFIG|SM90_SHORT_K_CONFIG),\s*"([^"]+)",\s*\w+,\s*(\d+),\s*'
              r'(?:(\w+),\s*(\w+),\s*)?(\w+)\)')
     for kind, nm, w, cost, wave, macro in re.findall(entry, plan):
         m = re.search(r"#define\s+" + macro + r"\s+(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+)", abi)
@@ -90,6 +91,9 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
         if kind == "SM90_SPLIT_CONFIG":  # its own exchange cost and wave (named #defines)
             cfg["split_cost"] = define(plan, cost)
             cfg["wave_pct"] = define(plan, wave)
+        if kind == "SM90_SHORT_K_CONFIG":  # taken outright for K of at most max_kb k-blocks and M >= min_m
+            cfg["max_kb"] = define(plan, "BC_SM90_SHORT_K_MAX_KB")
+            cfg["min_m"] = define(plan, "BC_SM90_SHORT_K_MIN_M")
         if max_m and skinny_split is not None:
             cfg["split_cost"] = skinny_split
         if max_m and skinny_wave is not None:
@@ -140,9 +144,12 @@ def rule_cost(cfg, s, m, n, k, sms, rule, weight=None, c_read=False, f32=False):
     return waves * cfg["bm"] * cfg["bn"] * work * 100 // (weight if weight is not None else cfg["weight"])
 
 
-def candidates(m, n, k, rule):
-    """Configurations the rule weighs: a skinny-M one only within its M range."""
+def candidates(m, n, k, rule, sms):
+    """Configurations the rule weighs: a skinny-M one only within its M range, a short-K one only within its
+    K range, from its least M and with tiles for at least a quarter of the SMs."""
     return [(cfg, s) for cfg in rule["configs"] if not cfg.get("max_m") or m <= cfg["max_m"]
+            if not cfg.get("max_kb") or (cdiv(k, cfg["bk"]) <= cfg["max_kb"] and m >= cfg["min_m"] and
+                                         4 * cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) >= sms)
             for s in split_options(cfg, k, rule)]
 
 
@@ -160,10 +167,11 @@ def choose(m, n, k, sms, rule, c_read=False, f32=False):
 
 def choose_plain(m, n, k, sms, rule, c_read=False, f32=False):
     best = None
-    for cfg, s in candidates(m, n, k, rule):
+    for cfg, s in candidates(m, n, k, rule, sms):
         if past_one_round(cfg, s, m, n, sms):
             continue
-        cost = (0 if cfg.get("max_m") else 1, rule_cost(cfg, s, m, n, k, sms, rule, c_read=c_read, f32=f32))
+        rank = 0 if cfg.get("max_m") else 1 if cfg.get("max_kb") else 2  # skinny, then short-K, then the cost
+        cost = (rank, rule_cost(cfg, s, m, n, k, sms, rule, c_read=c_read, f32=f32))
         if best is None or cost < best[0]:
             best = (cost, cfg["name"], s)
     return best[1], best[2]
@@ -206,14 +214,14 @@ def prepare(shapes, rule):
     for sh in shapes:
         m, n, k = sh["m"], sh["n"], sh["k"]
         cands = []
-        for cfg, s in candidates(m, n, k, rule):
+        for cfg, s in candidates(m, n, k, rule, sh["sms"]):
             if past_one_round(cfg, s, m, n, sh["sms"]):
                 continue
             t = sh["times"].get((cfg["name"], s))
             ctas = cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) * s
             cands.append({"cfg": cfg["name"], "s": s, "t": t,
                           "area_waves": cdiv(ctas, wave_of(cfg, s, sh["sms"])) * cfg["bm"] * cfg["bn"],
-                          "kb": cdiv(cdiv(k, cfg["bk"]), s), "outright": bool(cfg.get("max_m")),
+                          "kb": cdiv(cdiv(k, cfg["bk"]), s), "outright": 0 if cfg.get("max_m") else 1 if cfg.get("max_kb") else 2,
                           "split_cost": cfg.get("split_cost")})
         measured = [c["t"] for c in cands if c["t"] is not None]
         if not measured:
@@ -230,7 +238,7 @@ def pick(p, params):
     for c in p["cands"]:
         own = c.get("split_cost")
         work = c["kb"] + ((own or sc) if c["s"] > 1 else 0) + extra
-        cost = (0 if c.get("outright") else 1, c["area_waves"] * work * 100 // w[c["cfg"]])
+        cost = (c["outright"], c["area_waves"] * work * 100 // w[c["cfg"]])  # skinny, short-K, then the cost
         if best is None or cost < best[0]:
             best = (cost, c)
     return best[1]

@@ -156,7 +156,7 @@ class Rule(unittest.TestCase):
         for i, (m, n, k, _tag) in enumerate(sweep.draw(240, 77, 1 << 30, 0.0)):
             sh = {"seed": 1 + i % 2, "index": i, "m": m, "n": n, "k": k, "epilogue": "plain", "out": "bf16",
                   "sms": 8, "times": {}}
-            for cfg, s in fit_rule.candidates(m, n, k, r):
+            for cfg, s in fit_rule.candidates(m, n, k, r, 8):
                 cost = fit_rule.rule_cost(cfg, s, m, n, k, 8, {**r, "split_cost": truth["split_cost"]},
                                           weight=truth["weights"][cfg["name"]])
                 sh["times"][(cfg["name"], s)] = 1.0 + cost * (1.0 + 1e-9 * (hash((i, cfg["name"], s)) % 7))

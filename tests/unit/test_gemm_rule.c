@@ -38,6 +38,13 @@ static void test_config_rule(void **state)
          * (8 + 12 against 16; 3 + 12 against 12) */
         {27, 8, 5192, "bc_gemm_sm90_64x32s"},       {64, 1024, 2048, "bc_gemm_sm90_64x32s"},
         {60, 768, 768, "bc_gemm_sm90_64x32"},
+        /* K of at most 2 k-blocks and M above 16: the short-K twin outright; 3 k-blocks: the cost model;
+         * M <= 16: the skinny ones */
+        {4132, 3275, 16, "bc_gemm_sm90_128x64t"},   {2048, 2048, 128, "bc_gemm_sm90_128x64t"},
+        {17, 4096, 64, "bc_gemm_sm90_128x64t"},     {2048, 2048, 192, "bc_gemm_sm90_128x256"},
+        {16, 4096, 64, "bc_gemm_sm90_64x32m16"},
+        /* ... and with tiles for at least a quarter of the SMs (33 of 132): 100x100x64 has 2 */
+        {100, 100, 64, "bc_gemm_sm90_64x32"},
     };
     const fake_launch *l = NULL;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -69,6 +76,20 @@ static void test_config_rule(void **state)
     assert_string_equal(info.config, "sm90_64x32");
     assert_int_equal(info.tile_m, 64), assert_int_equal(info.tile_n, 32), assert_int_equal(info.tile_k, 64);
     assert_int_equal(info.tiles, 64 * 128);
+    /* the short-K twin: a persistent grid of two CTAs an SM (264 on 132), its 2-stage ring; named, any K */
+    d = base_desc(&e, 4132, 3275, 16);
+    launch_and_decode(&e, &d, &l);
+    assert_int_equal(l->grid[0], 264);
+    assert_int_equal(l->smem, BC_SM90_SMEM_OF(BC_SM90_CFG_128X64T));
+    assert_true(BC_SM90_SMEM_OF(BC_SM90_CFG_128X64T) * 2 <= 232448);
+    d = base_desc(&e, 1000, 1000, 64); /* 8 x 16 tiles: one CTA each */
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x64t");
+    assert_int_equal(l->grid[0], 128);
+    d = base_desc(&e, 2048, 2048, 2048);
+    d.config = "sm90_128x64t";
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x64t");
     /* the operand maps promote 128-byte lines into L2 (word 2 of the fake's encoding, bits 32..39) */
     d = base_desc(&e, 2048, 2048, 2040);
     const bc_gemm_params p = launch_and_decode(&e, &d, &l);
