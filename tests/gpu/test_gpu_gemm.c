@@ -47,7 +47,7 @@ static void test_gemm_every_config(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
     static const char *const sm90[] = {"sm90_128x256", "sm90_128x256s", "sm90_128x128", "sm90_128x128s",
-                                       "sm90_128x64",  "sm90_64x32",    "sm90_64x32s"};
+                                       "sm90_128x64",  "sm90_64x32",    "sm90_64x32s",   "sm90_128x64t"};
     static const char *const sm100[] = {"sm100_128x256x64_ws_s4_tmem2"};
     bc_device_info info;
     CHECK_BC(bc_device_query(env->dev, &info));
@@ -84,7 +84,8 @@ static void test_gemm_epilogue_paths(void **state)
     gpu_env *env = GPU_ENV_OR_SKIP(state);
     if (!gpu_is_hopper(env))
         skip();
-    static const char *const configs[] = {"sm90_128x256", "sm90_128x128", "sm90_128x64", "sm90_64x32"};
+    static const char *const configs[] = {"sm90_128x256", "sm90_128x128", "sm90_128x64", "sm90_64x32",
+                                          "sm90_128x64t"};
     static const int64_t eshapes[][3] = {{129, 520, 136}, {200, 258, 72}, {1, 33, 8}};
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++)
         for (size_t s = 0; s < sizeof eshapes / sizeof eshapes[0]; s++)

@@ -312,7 +312,9 @@ static void identical_steps(gpu_env *env, const char *config)
 }
 
 /* Pinned whole tiles, then the rule's plans: split-K plans whose partials
- * meet in global memory must give the cluster exchange's bytes. */
+ * meet in global memory must give the cluster exchange's bytes; then the
+ * short-K twin pinned, which runs in 128x64's resident kernel (its ring,
+ * not the launched kernel's two stages). */
 static void test_byte_identical_to_launched(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
@@ -320,6 +322,7 @@ static void test_byte_identical_to_launched(void **state)
         skip();
     identical_steps(env, "sm90_64x32");
     identical_steps(env, NULL);
+    identical_steps(env, "sm90_128x64t");
 }
 
 /* Split-K plans with ragged M, N and K, a split that does not divide the
