@@ -19,15 +19,18 @@
 /* The other split-K tiles' exchange, in k-blocks (measured). */
 #define BC_SPLIT_COST_KB 24u
 
+/* What every entry shares: the tile, threads, shared memory, TMA, PDL and
+ * one kernel for every type pair. */
+#define SM90_COMMON(nm, id, w, cons, bn_, stages, ar)                                              \
+    .name = "sm90_" nm, .bm = 64u * (cons), .bn = (bn_), .bk = BC_SM90_BK,                         \
+    .threads = BC_SM90_THREADS(cons), .smem_bytes = BC_SM90_SMEM_BYTES(cons, bn_, stages, ar),     \
+    .a_rows = (ar), .weight_pct = (w), .tma = 1, .pdl = 1, .kernel = {{id, id, id}, {id, id, id}}
 #define SM90_CONFIG(nm, id, w, cons, bn_, stages, ks, ar)                                          \
     {                                                                                              \
-        .name = "sm90_" nm, .bm = 64u * (cons), .bn = (bn_), .bk = BC_SM90_BK,                     \
-        .threads = BC_SM90_THREADS(cons), .smem_bytes = BC_SM90_SMEM_BYTES(cons, bn_, stages, ar), \
-        .a_rows = (ar), .max_m = (ar) < 64u * (cons) ? (ar) : 0u,                                  \
-        .weight_pct = (w), .tma = 1, .tma_store = !(ks), .split = (ks), .persistent = !(ks),       \
-        .pdl = 1, .split_cost_kb = (ar) < 64u * (cons) ? BC_SM90_SKINNY_SPLIT_COST_KB : BC_SPLIT_COST_KB, \
+        SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .max_m = (ar) < 64u * (cons) ? (ar) : 0u,   \
+        .tma_store = !(ks), .split = (ks), .persistent = !(ks),                                    \
+        .split_cost_kb = (ar) < 64u * (cons) ? BC_SM90_SKINNY_SPLIT_COST_KB : BC_SPLIT_COST_KB,   \
         .cluster_wave_pct = (ar) < 64u * (cons) ? BC_SM90_SKINNY_WAVE_PCT : 0u,                    \
-        .kernel = {{id, id, id}, {id, id, id}},                                                   \
     }
 /* The short-K twin of 128x64 (two CTAs an SM, a 2-stage ring): the rule
  * takes it outright for K of at most 2 k-blocks (128) and M above the
@@ -43,20 +46,14 @@
 #define BC_SM90_SHORT_K_MIN_M 17u
 #define SM90_SHORT_K_CONFIG(nm, id, w, cons, bn_, stages, ks, ar)                                  \
     {                                                                                              \
-        .name = "sm90_" nm, .bm = 64u * (cons), .bn = (bn_), .bk = BC_SM90_BK,                     \
-        .threads = BC_SM90_THREADS(cons), .smem_bytes = BC_SM90_SMEM_BYTES(cons, bn_, stages, ar), \
-        .a_rows = (ar), .max_m = 0u, .max_kb = BC_SM90_SHORT_K_MAX_KB,                             \
-        .min_m = BC_SM90_SHORT_K_MIN_M, .weight_pct = (w), .tma = 1, .tma_store = 1, .split = 0,   \
-        .persistent = 1, .ctas_per_sm = 2, .pdl = 1, .kernel = {{id, id, id}, {id, id, id}},       \
+        SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .max_kb = BC_SM90_SHORT_K_MAX_KB,           \
+        .min_m = BC_SM90_SHORT_K_MIN_M, .tma_store = 1, .persistent = 1, .ctas_per_sm = 2,         \
     }
 /* A split-K tile with its own exchange cost and wave (64x32s). */
 #define SM90_SPLIT_CONFIG(nm, id, w, cost, wave, cons, bn_, stages, ks, ar)                        \
     {                                                                                              \
-        .name = "sm90_" nm, .bm = 64u * (cons), .bn = (bn_), .bk = BC_SM90_BK,                     \
-        .threads = BC_SM90_THREADS(cons), .smem_bytes = BC_SM90_SMEM_BYTES(cons, bn_, stages, ar), \
-        .a_rows = (ar), .max_m = 0u, .weight_pct = (w), .tma = 1, .tma_store = 0, .split = 1,      \
-        .persistent = 0, .pdl = 1, .split_cost_kb = (cost), .cluster_wave_pct = (wave),            \
-        .kernel = {{id, id, id}, {id, id, id}},                                                   \
+        SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .split = 1, .split_cost_kb = (cost),        \
+        .cluster_wave_pct = (wave),                                                                \
     }
 static const bc__gemm_config configs[] = {
     BC__APPLY(SM90_CONFIG, "128x256", BC_K_GEMM_SM90_128X256, 100, BC_SM90_CFG_128X256),
