@@ -55,6 +55,11 @@
 #define BC_SM90_SHORT_K_STAGES 2
 #define BC_SM90_SHORT_K_LAUNCH_REGS 80
 #define BC_SM90_SHORT_K_CONSUMER_REGS 96
+/* ... and of the skinny 64x32m16 (one consumer warpgroup): four CTAs on an
+ * SM, ~30 KiB each, 64 registers a thread at launch, consumers 88. */
+#define BC_SM90_CFG_64X32M16T 1, 32, 2, 0, 16
+#define BC_SM90_SKINNY_SHORT_K_LAUNCH_REGS 64
+#define BC_SM90_SKINNY_SHORT_K_CONSUMER_REGS 88
 #define BC_SM90_CFG_64X32S 1, 32, 16, 1, 64
 #define BC_SM90_CFG_64X32M16 1, 32, 32, 0, 16
 #define BC_SM90_CFG_64X32M16S 1, 32, 32, 1, 16

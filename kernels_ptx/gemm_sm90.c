@@ -346,7 +346,9 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
             bc_cluster_sync();
         }
     } else {
-        if (g.stages <= BC_SM90_SHORT_K_STAGES) /* the two-CTAs-a-SM twins launch with fewer registers */
+        if (g.stages <= BC_SM90_SHORT_K_STAGES && g.cons == 1u) /* the short-K twins launch with fewer registers */
+            bc_setmaxnreg_inc(BC_SM90_SKINNY_SHORT_K_CONSUMER_REGS);
+        else if (g.stages <= BC_SM90_SHORT_K_STAGES)
             bc_setmaxnreg_inc(BC_SM90_SHORT_K_CONSUMER_REGS);
         else
             bc_setmaxnreg_inc(SM90_CONSUMER_REGS);
@@ -387,6 +389,13 @@ _Static_assert(2 * BC_SM90_THREADS(2) * BC_SM90_SHORT_K_LAUNCH_REGS <= 65536 &&
                    2 * 128 * BC_SM90_SHORT_K_CONSUMER_REGS + 128 * SM90_PRODUCER_REGS <=
                        BC_SM90_THREADS(2) * BC_SM90_SHORT_K_LAUNCH_REGS,
                "128x64t: registers");
+_Static_assert(4 * (BC_SM90_SMEM_OF(BC_SM90_CFG_64X32M16T) + 1024) <= 233472, "64x32m16t: four do not fit an SM");
+_Static_assert(4 * BC_SM90_THREADS(1) * BC_SM90_SKINNY_SHORT_K_LAUNCH_REGS <= 65536 &&
+                   128 * BC_SM90_SKINNY_SHORT_K_CONSUMER_REGS + 128 * SM90_PRODUCER_REGS <=
+                       BC_SM90_THREADS(1) * BC_SM90_SKINNY_SHORT_K_LAUNCH_REGS,
+               "64x32m16t: registers");
+/* its last stage's wgmma reads of A run 2 KiB past the stages, into the staging buffers */
+_Static_assert(BC_SM90_A_STAGE_BYTES(64) - BC_SM90_STAGE_BYTES(16, 32) <= 2 * BC_SM90_EPI_BUF_BYTES, "64x32m16t overrun");
 /* 64x32m16: a stage is 6 KiB; wgmma reads 8 KiB of A from each stage start,
  * so the last stage reads 2 KiB into the staging buffers that follow it */
 _Static_assert(BC_SM90_A_STAGE_BYTES(64) - BC_SM90_STAGE_BYTES(16, 32) <= 2 * BC_SM90_EPI_BUF_BYTES, "64x32m16 overrun");
@@ -406,3 +415,4 @@ BC_SM90_KERNEL(bc_gemm_sm90_64x32s, BC_SM90_CFG_64X32S)
 BC_SM90_KERNEL(bc_gemm_sm90_128x64t, BC_SM90_CFG_128X64T)
 BC_SM90_KERNEL(bc_gemm_sm90_64x32m16, BC_SM90_CFG_64X32M16)
 BC_SM90_KERNEL(bc_gemm_sm90_64x32m16s, BC_SM90_CFG_64X32M16S)
+BC_SM90_KERNEL(bc_gemm_sm90_64x32m16t, BC_SM90_CFG_64X32M16T)

@@ -44,10 +44,16 @@
  * the kernels one resident executor runs. */
 #define BC_SM90_SHORT_K_MAX_KB 2u
 #define BC_SM90_SHORT_K_MIN_M 17u
-#define SM90_SHORT_K_CONFIG(nm, id, w, cons, bn_, stages, ks, ar)                                  \
+/* The skinny one's twin (64x32m16t, four CTAs an SM) takes the same K
+ * range for M <= 16, ahead of the other skinny configurations; it runs
+ * resident in 64x32m16's kernel, so a small-batch network keeps to one
+ * resident kernel. */
+#define BC_SM90_SKINNY_SHORT_K_MIN_M 1u
+#define SM90_SHORT_K_CONFIG(nm, id, w, per_sm, min_m_, cons, bn_, stages, ks, ar)                  \
     {                                                                                              \
-        SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .max_kb = BC_SM90_SHORT_K_MAX_KB,           \
-        .min_m = BC_SM90_SHORT_K_MIN_M, .tma_store = 1, .persistent = 1, .ctas_per_sm = 2,         \
+        SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .max_m = (ar) < 64u * (cons) ? (ar) : 0u,   \
+        .max_kb = BC_SM90_SHORT_K_MAX_KB, .min_m = (min_m_), .tma_store = 1, .persistent = 1,      \
+        .ctas_per_sm = (per_sm),                                                                   \
     }
 /* A split-K tile with its own exchange cost and wave (64x32s). */
 #define SM90_SPLIT_CONFIG(nm, id, w, cost, wave, cons, bn_, stages, ks, ar)                        \
@@ -65,7 +71,8 @@ static const bc__gemm_config configs[] = {
     /* its split-K twin: M 17..64 (and beyond) with a few tiles down a long K */
     BC__APPLY(SM90_SPLIT_CONFIG, "64x32s", BC_K_GEMM_SM90_64X32S, 30, BC_SM90_NARROW_SPLIT_COST_KB,
               BC_SM90_SKINNY_WAVE_PCT, BC_SM90_CFG_64X32S),
-    BC__APPLY(SM90_SHORT_K_CONFIG, "128x64t", BC_K_GEMM_SM90_128X64T, 60, BC_SM90_CFG_128X64T),
+    BC__APPLY(SM90_SHORT_K_CONFIG, "128x64t", BC_K_GEMM_SM90_128X64T, 60, 2, BC_SM90_SHORT_K_MIN_M,
+              BC_SM90_CFG_128X64T),
     /* skinny M: the 64x32 tile with stages of 16 A rows (twice the B bytes in flight); within
      * M <= 16 the rule takes a skinny configuration outright and weighs this one against its
      * split-K twin below by the cost model (gemm_plan.c, rule_pick; PERF_NOTES.md) */
@@ -73,6 +80,9 @@ static const bc__gemm_config configs[] = {
     /* its split-K variant: a few CTAs down K for grids of a few tiles (a skinny tile's k-block is
      * latency-bound; its 16-row exchange is cheap, hence its own split cost) */
     BC__APPLY(SM90_CONFIG, "64x32m16s", BC_K_GEMM_SM90_64X32M16S, 30, BC_SM90_CFG_64X32M16S),
+    /* its short-K twin: four CTAs an SM for K of one or two k-blocks */
+    BC__APPLY(SM90_SHORT_K_CONFIG, "64x32m16t", BC_K_GEMM_SM90_64X32M16T, 30, 4, BC_SM90_SKINNY_SHORT_K_MIN_M,
+              BC_SM90_CFG_64X32M16T),
 };
 
 static const bc__gemm_arch archs[] = {{9, 0, BC__ROLE_RULE}};

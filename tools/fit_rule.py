@@ -76,7 +76,7 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
     skinny_wave = define(plan, "BC_SM90_SKINNY_WAVE_PCT") if "BC_SM90_SKINNY_WAVE_PCT" in plan else None
     cfgs = []
     # SM90_CONFIG(name, id, weight, cfg), SM90_SPLIT_CONFIG(name, id, weight, cost, wave, cfg) or
-    # SM90_SHORT_K_CONFIG(name, id, weight, cfg), in table order
+    # SM90_SHORT_K_CONFIG(name, id, weight, per_sm, min_m, cfg), in table order
     entry = (r'BC__APPLY\((SM90_CONFIG|SM90_SPLIT_CONFIG|SM90_SHORT_K_CONFIG),\s*"([^"]+)",\s*\w+,\s*(\d+),\s*'
              r'(?:(\w+),\s*(\w+),\s*)?(\w+)\)')
     for kind, nm, w, cost, wave, macro in re.findall(entry, plan):
@@ -93,7 +93,7 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
             cfg["wave_pct"] = define(plan, wave)
         if kind == "SM90_SHORT_K_CONFIG":  # taken outright for K of at most max_kb k-blocks and M >= min_m
             cfg["max_kb"] = define(plan, "BC_SM90_SHORT_K_MAX_KB")
-            cfg["min_m"] = define(plan, "BC_SM90_SHORT_K_MIN_M")
+            cfg["min_m"] = define(plan, wave)  # (per SM, min M): the second of the two extra fields
         if max_m and skinny_split is not None:
             cfg["split_cost"] = skinny_split
         if max_m and skinny_wave is not None:
@@ -170,7 +170,7 @@ def choose_plain(m, n, k, sms, rule, c_read=False, f32=False):
     for cfg, s in candidates(m, n, k, rule, sms):
         if past_one_round(cfg, s, m, n, sms):
             continue
-        rank = 0 if cfg.get("max_m") else 1 if cfg.get("max_kb") else 2  # skinny, then short-K, then the cost
+        rank = (0 if cfg.get("max_m") else 1, 0 if cfg.get("max_kb") else 1)  # skinny, then short-K, then cost
         cost = (rank, rule_cost(cfg, s, m, n, k, sms, rule, c_read=c_read, f32=f32))
         if best is None or cost < best[0]:
             best = (cost, cfg["name"], s)
@@ -221,7 +221,7 @@ def prepare(shapes, rule):
             ctas = cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) * s
             cands.append({"cfg": cfg["name"], "s": s, "t": t,
                           "area_waves": cdiv(ctas, wave_of(cfg, s, sh["sms"])) * cfg["bm"] * cfg["bn"],
-                          "kb": cdiv(cdiv(k, cfg["bk"]), s), "outright": 0 if cfg.get("max_m") else 1 if cfg.get("max_kb") else 2,
+                          "kb": cdiv(cdiv(k, cfg["bk"]), s), "outright": (0 if cfg.get("max_m") else 1, 0 if cfg.get("max_kb") else 1),
                           "split_cost": cfg.get("split_cost")})
         measured = [c["t"] for c in cands if c["t"] is not None]
         if not measured:

@@ -161,6 +161,8 @@ static void test_same_bytes_skinny_under_load(void **state)
     if (!gpu_is_hopper(env))
         skip();
     same_bytes_under_load(env, 4, 4096, 4096, "sm90_64x32m16", 0, 0.5f);
+    /* its short-K twin: 256 tiles of one k-block on four CTAs an SM, with C */
+    same_bytes_under_load(env, 9, 8192, 40, "sm90_64x32m16t", 0, 0.5f);
     /* its split-K twin: one tile of a long K over a cluster of 8, with C */
     same_bytes_under_load(env, 7, 24, 10528, "sm90_64x32m16s", 8, 0.5f);
     /* the narrow split twin: two 64-row tiles of a long K over clusters of 8, with C */

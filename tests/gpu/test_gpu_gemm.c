@@ -105,7 +105,7 @@ static void test_gemm_epilogue_paths(void **state)
             }
 }
 
-/* The skinny-M configurations named explicitly -- 64x32 with 16-row A
+/* The skinny-M configurations named explicitly (its short-K twin too) -- 64x32 with 16-row A
  * stages (M <= 16; the rows of A it does not load never reach D), whole and
  * split over clusters of 2 and 8 -- at every M they take, N and K that
  * leave partial warps, tiles and K steps (split: K of at least S k-blocks),
@@ -120,7 +120,8 @@ static void test_gemm_skinny(void **state)
         const char *config;
         int64_t max_m;
         uint32_t split; /* 0: whole tiles (the second case pins split_k 1) */
-    } cfgs[] = {{"sm90_64x32m16", 16, 0}, {"sm90_64x32m16s", 16, 2}, {"sm90_64x32m16s", 16, 8}};
+    } cfgs[] = {{"sm90_64x32m16", 16, 0}, {"sm90_64x32m16s", 16, 2}, {"sm90_64x32m16s", 16, 8},
+                {"sm90_64x32m16t", 16, 0}};
     static const int64_t ms[] = {1, 2, 3, 5, 8, 9, 13, 16};
     static const int64_t nk[][2] = {{1, 8}, {7, 72}, {257, 2056}, {4096, 4104}};
     for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++)

@@ -39,10 +39,11 @@ static void test_config_rule(void **state)
         {27, 8, 5192, "bc_gemm_sm90_64x32s"},       {64, 1024, 2048, "bc_gemm_sm90_64x32s"},
         {60, 768, 768, "bc_gemm_sm90_64x32"},
         /* K of at most 2 k-blocks and M above 16: the short-K twin outright; 3 k-blocks: the cost model;
-         * M <= 16: the skinny ones */
+         * M <= 16: the skinny short-K twin */
         {4132, 3275, 16, "bc_gemm_sm90_128x64t"},   {2048, 2048, 128, "bc_gemm_sm90_128x64t"},
         {17, 4096, 64, "bc_gemm_sm90_128x64t"},     {2048, 2048, 192, "bc_gemm_sm90_128x256"},
-        {16, 4096, 64, "bc_gemm_sm90_64x32m16"},
+        {16, 4096, 64, "bc_gemm_sm90_64x32m16t"},   {1, 10746, 16, "bc_gemm_sm90_64x32m16t"},
+        {16, 4096, 192, "bc_gemm_sm90_64x32m16"},   {3, 600, 16, "bc_gemm_sm90_64x32m16"},
         /* ... and with tiles for at least a quarter of the SMs (33 of 132): 100x100x64 has 2 */
         {100, 100, 64, "bc_gemm_sm90_64x32"},
     };
@@ -82,6 +83,10 @@ static void test_config_rule(void **state)
     assert_int_equal(l->grid[0], 264);
     assert_int_equal(l->smem, BC_SM90_SMEM_OF(BC_SM90_CFG_128X64T));
     assert_true(BC_SM90_SMEM_OF(BC_SM90_CFG_128X64T) * 2 <= 232448);
+    d = base_desc(&e, 1, 40000, 16); /* the skinny twin: 1250 tiles on four CTAs an SM */
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16t");
+    assert_int_equal(l->grid[0], 528);
     d = base_desc(&e, 1000, 1000, 64); /* 8 x 16 tiles: one CTA each */
     launch_and_decode(&e, &d, &l);
     assert_string_equal(l->kernel, "bc_gemm_sm90_128x64t");

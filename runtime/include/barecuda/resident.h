@@ -61,9 +61,10 @@ bc_status bc_resident_config_default(bc_resident_config *out_cfg);
  * the doorbell and completion words in the pinned host pool. The plans must
  * be sm_90a plans that run in one resident kernel: one whole-tile
  * configuration (every one but sm90_128x256), or sm90_64x32m16 and its
- * split-K twin sm90_64x32m16s mixed, or sm90_64x32 and its split-K twin
- * sm90_64x32s mixed, or sm90_128x64 and its short-K twin sm90_128x64t mixed
- * (BC_ERR_INVALID_ARGUMENT naming the first that is not);
+ * split-K and short-K twins sm90_64x32m16s and sm90_64x32m16t mixed, or
+ * sm90_64x32 and its split-K twin sm90_64x32s mixed, or sm90_128x64 and its
+ * short-K twin sm90_128x64t mixed (BC_ERR_INVALID_ARGUMENT naming the first
+ * that is not);
  * they may be destroyed afterwards. A split-K plan's partials go through
  * device memory the executor allocates (tile x split x 2 KiB, 8 KiB for
  * sm90_64x32s; bc_resident_info.partial_bytes) and are added in the plan's order,
