@@ -394,10 +394,9 @@ _Static_assert(4 * BC_SM90_THREADS(1) * BC_SM90_SKINNY_SHORT_K_LAUNCH_REGS <= 65
                    128 * BC_SM90_SKINNY_SHORT_K_CONSUMER_REGS + 128 * SM90_PRODUCER_REGS <=
                        BC_SM90_THREADS(1) * BC_SM90_SKINNY_SHORT_K_LAUNCH_REGS,
                "64x32m16t: registers");
-/* its last stage's wgmma reads of A run 2 KiB past the stages, into the staging buffers */
-_Static_assert(BC_SM90_A_STAGE_BYTES(64) - BC_SM90_STAGE_BYTES(16, 32) <= 2 * BC_SM90_EPI_BUF_BYTES, "64x32m16t overrun");
-/* 64x32m16: a stage is 6 KiB; wgmma reads 8 KiB of A from each stage start,
- * so the last stage reads 2 KiB into the staging buffers that follow it */
+/* 64x32m16 and its short-K twin: a stage is 6 KiB; wgmma reads 8 KiB of A
+ * from each stage start, so the last stage reads 2 KiB into the staging
+ * buffers that follow it (whatever the stage count) */
 _Static_assert(BC_SM90_A_STAGE_BYTES(64) - BC_SM90_STAGE_BYTES(16, 32) <= 2 * BC_SM90_EPI_BUF_BYTES, "64x32m16 overrun");
 /* the split-K slots, [BM][BN + pad] f32 in all, fit in the stages they reuse */
 _Static_assert(128 * (256 + BC_SPLITK_PAD) * 4 <= 4 * BC_SM90_STAGE_BYTES(128, 256), "128x256 split partial");

@@ -338,8 +338,9 @@ BC_DEVICE void res_load_a_late(sm90_shape g, uint64_t tmap_a, bc_tile tile, uint
 #define RES_BAR_SPLIT 4u /* the consumers of a CTA, around a split-K arrival */
 
 /* Consumer c's split-K work item `it` of GEMM op (one-warpgroup kernels
- * only: the skinny and narrow tiles): the main loop over its k-blocks, its partial (the stage's A rows) into
- * its slot, then one arrival on the tile's counter for the CTA. The last
+ * only: the skinny and narrow tiles): the main loop over its k-blocks, its
+ * partial (the stage's A rows) into its slot, then one arrival on the
+ * tile's counter for the CTA. The last
  * of the tile's S arrivals adds the slots 0..S-1 in that order from 0.0f,
  * scales by alpha and stores through the generic epilogue: the arithmetic
  * of bc_splitk_finish_rows, so the bits of the launched split plan,

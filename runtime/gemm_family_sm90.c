@@ -19,16 +19,18 @@
 /* The other split-K tiles' exchange, in k-blocks (measured). */
 #define BC_SPLIT_COST_KB 24u
 
-/* What every entry shares: the tile, threads, shared memory, TMA, PDL and
- * one kernel for every type pair. */
+/* What every entry shares: the tile, threads, shared memory, TMA, PDL, one
+ * kernel for every type pair, and the skinny-M range (stages of fewer A
+ * rows than the tile's: M <= those rows). */
 #define SM90_COMMON(nm, id, w, cons, bn_, stages, ar)                                              \
     .name = "sm90_" nm, .bm = 64u * (cons), .bn = (bn_), .bk = BC_SM90_BK,                         \
     .threads = BC_SM90_THREADS(cons), .smem_bytes = BC_SM90_SMEM_BYTES(cons, bn_, stages, ar),     \
-    .a_rows = (ar), .weight_pct = (w), .tma = 1, .pdl = 1, .kernel = {{id, id, id}, {id, id, id}}
+    .a_rows = (ar), .max_m = (ar) < 64u * (cons) ? (ar) : 0u, .weight_pct = (w), .tma = 1, .pdl = 1, \
+    .kernel = {{id, id, id}, {id, id, id}}
 #define SM90_CONFIG(nm, id, w, cons, bn_, stages, ks, ar)                                          \
     {                                                                                              \
-        SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .max_m = (ar) < 64u * (cons) ? (ar) : 0u,   \
-        .tma_store = !(ks), .split = (ks), .persistent = !(ks),                                    \
+        SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .tma_store = !(ks), .split = (ks),          \
+        .persistent = !(ks),                                                                       \
         .split_cost_kb = (ar) < 64u * (cons) ? BC_SM90_SKINNY_SPLIT_COST_KB : BC_SPLIT_COST_KB,   \
         .cluster_wave_pct = (ar) < 64u * (cons) ? BC_SM90_SKINNY_WAVE_PCT : 0u,                    \
     }
@@ -51,9 +53,8 @@
 #define BC_SM90_SKINNY_SHORT_K_MIN_M 1u
 #define SM90_SHORT_K_CONFIG(nm, id, w, per_sm, min_m_, cons, bn_, stages, ks, ar)                  \
     {                                                                                              \
-        SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .max_m = (ar) < 64u * (cons) ? (ar) : 0u,   \
-        .max_kb = BC_SM90_SHORT_K_MAX_KB, .min_m = (min_m_), .tma_store = 1, .persistent = 1,      \
-        .ctas_per_sm = (per_sm),                                                                   \
+        SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .max_kb = BC_SM90_SHORT_K_MAX_KB,           \
+        .min_m = (min_m_), .tma_store = 1, .persistent = 1, .ctas_per_sm = (per_sm),               \
     }
 /* A split-K tile with its own exchange cost and wave (64x32s). */
 #define SM90_SPLIT_CONFIG(nm, id, w, cost, wave, cons, bn_, stages, ks, ar)                        \

@@ -13,6 +13,7 @@
 #define BC_MAX_SPLIT_K 8u      /* CTAs per cluster: the portable maximum */
 #define BC_SWAP_MIN_KB 16u     /* swap_pays: K longer than this many k-blocks ... */
 #define BC_SWAP_MIN_KB_BK 64u  /* ... of 64 elements */
+#define BC_SHORT_K_SM_SHARE 4u /* a short-K configuration: only with tiles for 1 / this of the SMs, or more */
 _Static_assert(BC_MAX_SPLIT_K <= BC_RESIDENT_MAX_SPLIT, "the resident kernel adds at most BC_RESIDENT_MAX_SPLIT slots");
 
 /* Every family's table (gemm_family.h); the rule knows them only through these. */
@@ -199,7 +200,7 @@ static void rule_pick(const bc__gemm_family *f, const bc__gemm_config *named, co
             continue;
         if (named == NULL && c->max_kb != 0 && /* a short-K configuration out of its range, or too few tiles */
             (ceil_div((uint64_t)d->k, c->bk) > c->max_kb || (uint64_t)d->m < c->min_m ||
-             4u * ctas_of(c, 1, d) < (uint64_t)dev->info.sm_count))
+             BC_SHORT_K_SM_SHARE * ctas_of(c, 1, d) < (uint64_t)dev->info.sm_count))
             continue;
         uint32_t opts[3];
         const uint32_t n = split_options(c, d->split_k, ceil_div((uint64_t)d->k, c->bk), opts);

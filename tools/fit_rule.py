@@ -102,6 +102,10 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
     if not cfgs:
         raise ValueError(f"no SM90_CONFIG entries in {plan_c}")
     split_cost = define(plan, "BC_SPLIT_COST_KB")
+    if any(c.get("max_kb") for c in cfgs):
+        for c in cfgs:
+            if c.get("max_kb"):  # tiles for 1 / share of the SMs, or more (gemm_plan.c)
+                c["sm_share"] = define(plan, "BC_SHORT_K_SM_SHARE")
     return {"configs": cfgs, "split_cost": split_cost, "max_split": define(plan, "BC_MAX_SPLIT_K"),
             "bk": bk, "extra": {"tile_kb": 0, "c_kb": 0, "f32_kb": 0}}
 
@@ -149,8 +153,13 @@ def candidates(m, n, k, rule, sms):
     K range, from its least M and with tiles for at least a quarter of the SMs."""
     return [(cfg, s) for cfg in rule["configs"] if not cfg.get("max_m") or m <= cfg["max_m"]
             if not cfg.get("max_kb") or (cdiv(k, cfg["bk"]) <= cfg["max_kb"] and m >= cfg["min_m"] and
-                                         4 * cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) >= sms)
+                                         cfg["sm_share"] * cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) >= sms)
             for s in split_options(cfg, k, rule)]
+
+
+def precedence(cfg):
+    """The rule's order before the cost (gemm_plan.c, rule_better): skinny-M, then short-K, then the rest."""
+    return (0 if cfg.get("max_m") else 1, 0 if cfg.get("max_kb") else 1)
 
 
 def choose(m, n, k, sms, rule, c_read=False, f32=False):
@@ -170,8 +179,7 @@ def choose_plain(m, n, k, sms, rule, c_read=False, f32=False):
     for cfg, s in candidates(m, n, k, rule, sms):
         if past_one_round(cfg, s, m, n, sms):
             continue
-        rank = (0 if cfg.get("max_m") else 1, 0 if cfg.get("max_kb") else 1)  # skinny, then short-K, then cost
-        cost = (rank, rule_cost(cfg, s, m, n, k, sms, rule, c_read=c_read, f32=f32))
+        cost = (precedence(cfg), rule_cost(cfg, s, m, n, k, sms, rule, c_read=c_read, f32=f32))
         if best is None or cost < best[0]:
             best = (cost, cfg["name"], s)
     return best[1], best[2]
@@ -221,7 +229,7 @@ def prepare(shapes, rule):
             ctas = cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) * s
             cands.append({"cfg": cfg["name"], "s": s, "t": t,
                           "area_waves": cdiv(ctas, wave_of(cfg, s, sh["sms"])) * cfg["bm"] * cfg["bn"],
-                          "kb": cdiv(cdiv(k, cfg["bk"]), s), "outright": (0 if cfg.get("max_m") else 1, 0 if cfg.get("max_kb") else 1),
+                          "kb": cdiv(cdiv(k, cfg["bk"]), s), "outright": precedence(cfg),
                           "split_cost": cfg.get("split_cost")})
         measured = [c["t"] for c in cands if c["t"] is not None]
         if not measured:
@@ -238,7 +246,7 @@ def pick(p, params):
     for c in p["cands"]:
         own = c.get("split_cost")
         work = c["kb"] + ((own or sc) if c["s"] > 1 else 0) + extra
-        cost = (c["outright"], c["area_waves"] * work * 100 // w[c["cfg"]])  # skinny, short-K, then the cost
+        cost = (c["outright"], c["area_waves"] * work * 100 // w[c["cfg"]])
         if best is None or cost < best[0]:
             best = (cost, c)
     return best[1]
