@@ -484,6 +484,18 @@ static void test_sweep_bad_options(void **state)
         has(r.err, "usage: barecuda bench");
         cli_capture_free(&r);
     }
+    /* one shape past the limit: refused, and the message says what the limit is */
+    static char many[(BC_SHAPES_MAX + 1) * 8];
+    size_t at = 0;
+    for (int i = 0; i <= BC_SHAPES_MAX; i++)
+        at += (size_t)snprintf(many + at, sizeof many - at, "%s8x8x8", i ? "," : "");
+    const char *too_many[] = {"bench", "--shapes", many, NULL};
+    cli_capture r;
+    run_cli(&r, too_many);
+    assert_int_equal(r.rc, BC_EXIT_USAGE);
+    has(r.err, "at most 64 shapes");
+    cli_capture_free(&r);
+    _Static_assert(BC_SHAPES_MAX == 64, "the --shapes message names the limit");
 }
 
 /* ---------------------------------------------------------------- the rule's Python copy */

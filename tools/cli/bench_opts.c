@@ -121,7 +121,7 @@ int bench_opts_parse(int argc, char **argv, bench_opts *o)
         switch (c) {
         case 's':
             if ((listed_count = bc_shapes_parse(optarg, listed, BC_SHAPES_MAX)) < 1)
-                return bad("--shapes", optarg, "want MxNxK[,MxNxK...], each >= 1");
+                return bad("--shapes", optarg, "want MxNxK[,MxNxK...], each >= 1, at most 64 shapes");
             seen |= SEEN_SHAPES;
             break;
         case 't':

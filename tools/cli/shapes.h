@@ -9,7 +9,7 @@ typedef struct bc_shape {
     int64_t m, n, k;
 } bc_shape;
 
-#define BC_SHAPES_MAX 64
+#define BC_SHAPES_MAX 64 /* bench_opts.c's --shapes message says so */
 
 /* The default bench list: 8192^3, 6144^3, 4096^3, 4096x4096x1024, 2048^3,
  * 1024^3, 512/256x4096x4096, 128x2048x2048, 64x1024x1024, 16x4096x4096 and
