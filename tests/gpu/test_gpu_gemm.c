@@ -105,6 +105,45 @@ static void test_gemm_epilogue_paths(void **state)
             }
 }
 
+/* The copy-out paths for D rows that are not 16-byte multiples, at every
+ * alignment a row's start can have: 16-bit D (rotated 16-byte windows) with
+ * a pitch of 2, 4, 8 and 12 bytes past a 16-byte multiple, f32 D (one
+ * element a lane) with 4 and 8, for every whole-tile configuration the rule
+ * can take (and the skinny ones at M <= 16), on N that ends a row 6 or 2
+ * bytes into an 8-byte word (N % 4 == 3 or 1), each output type, without C
+ * and with C through the ring (C rows padded to 16 bytes). */
+static void test_gemm_copyout_pitches(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    static const char *const configs[] = {"sm90_128x256", "sm90_128x128", "sm90_128x64",   "sm90_64x32",
+                                          "sm90_128x64t", "sm90_64x32m16", "sm90_64x32m16t"};
+    static const int64_t wide[][3] = {{129, 259, 72}, {200, 521, 136}}, skinny[][3] = {{13, 259, 72}, {5, 129, 8}};
+    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++)
+        for (size_t s = 0; s < 2; s++)
+            for (int dt = BC_DTYPE_BF16; dt <= BC_DTYPE_F32; dt++) {
+                const int64_t(*sh)[3] = strstr(configs[c], "m16") ? skinny : wide;
+                const int64_t m = sh[s][0], n = sh[s][1], k = sh[s][2];
+                const int64_t per16 = dt == BC_DTYPE_F32 ? 4 : 8; /* elements per 16 bytes */
+                /* pitch residues in elements past a 16-byte multiple: 16-bit 1, 2, 4, 6; f32 1, 2 */
+                static const int64_t r16[] = {1, 2, 4, 6}, r32[] = {1, 2};
+                const int64_t *res = dt == BC_DTYPE_F32 ? r32 : r16;
+                const size_t nres = dt == BC_DTYPE_F32 ? 2 : 4;
+                for (size_t i = 0; i < nres; i++) {
+                    const int64_t cd = ((res[i] - n % per16) % per16 + per16) % per16; /* (n + cd) % per16 == res */
+                    const int64_t cp = (per16 - res[i]) % per16;                       /* C rows back to 16 bytes */
+                    const bc_dtype ab = i % 2 ? BC_DTYPE_F16 : BC_DTYPE_BF16, t = (bc_dtype)dt;
+                    const gcase cases[] = {
+                        {m, n, k, ab, t, 0.75f, 0.0f, 1, 1, 0, 0, configs[c], 1, cd, 0},
+                        {m, n, k, ab, t, 1.0f, -0.5f, 1, 0, 0, 0, configs[c], 1, cd, cp},
+                    };
+                    for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++)
+                        run_case(env, &cases[q]);
+                }
+            }
+}
+
 /* The skinny-M configurations named explicitly (its short-K twin too) -- 64x32 with 16-row A
  * stages (M <= 16; the rows of A it does not load never reach D), whole and
  * split over clusters of 2 and 8 -- at every M they take, N and K that
@@ -351,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_gemm_layouts),
         cmocka_unit_test(test_gemm_every_config),
         cmocka_unit_test(test_gemm_epilogue_paths),
+        cmocka_unit_test(test_gemm_copyout_pitches),
         cmocka_unit_test(test_gemm_skinny),
         cmocka_unit_test(test_gemm_narrow_split),
         cmocka_unit_test(test_gemm_c_aliases_d),
