@@ -16,7 +16,8 @@
  * on the H100, PERF_NOTES.md change 40); its clusters are one-CTA-per-SM
  * like the skinny ones, so the same 75% wave. */
 #define BC_SM90_NARROW_SPLIT_COST_KB 12u
-/* The other split-K tiles' exchange, in k-blocks (measured). */
+/* The other split-K tiles' exchange (128x256s, 128x128s; their clusters
+ * fill every SM), in k-blocks (measured). */
 #define BC_SPLIT_COST_KB 24u
 
 /* What every entry shares: the tile, threads, shared memory, TMA, PDL, one
@@ -30,9 +31,7 @@
 #define SM90_CONFIG(nm, id, w, cons, bn_, stages, ks, ar)                                          \
     {                                                                                              \
         SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .tma_store = !(ks), .split = (ks),          \
-        .persistent = !(ks),                                                                       \
-        .split_cost_kb = (ar) < 64u * (cons) ? BC_SM90_SKINNY_SPLIT_COST_KB : BC_SPLIT_COST_KB,   \
-        .cluster_wave_pct = (ar) < 64u * (cons) ? BC_SM90_SKINNY_WAVE_PCT : 0u,                    \
+        .persistent = !(ks), .split_cost_kb = BC_SPLIT_COST_KB,                                    \
     }
 /* The short-K twin of 128x64 (two CTAs an SM, a 2-stage ring): the rule
  * takes it outright for K of at most 2 k-blocks (128) and M above the
@@ -56,7 +55,8 @@
         SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .max_kb = BC_SM90_SHORT_K_MAX_KB,           \
         .min_m = (min_m_), .tma_store = 1, .persistent = 1, .ctas_per_sm = (per_sm),               \
     }
-/* A split-K tile with its own exchange cost and wave (64x32s). */
+/* A split-K tile of one consumer warpgroup (64x32s, 64x32m16s): its own
+ * exchange cost and the share of the SMs a round of its clusters fills. */
 #define SM90_SPLIT_CONFIG(nm, id, w, cost, wave, cons, bn_, stages, ks, ar)                        \
     {                                                                                              \
         SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .split = 1, .split_cost_kb = (cost),        \
@@ -80,7 +80,8 @@ static const bc__gemm_config configs[] = {
     BC__APPLY(SM90_CONFIG, "64x32m16", BC_K_GEMM_SM90_64X32M16, 30, BC_SM90_CFG_64X32M16),
     /* its split-K variant: a few CTAs down K for grids of a few tiles (a skinny tile's k-block is
      * latency-bound; its 16-row exchange is cheap, hence its own split cost) */
-    BC__APPLY(SM90_CONFIG, "64x32m16s", BC_K_GEMM_SM90_64X32M16S, 30, BC_SM90_CFG_64X32M16S),
+    BC__APPLY(SM90_SPLIT_CONFIG, "64x32m16s", BC_K_GEMM_SM90_64X32M16S, 30, BC_SM90_SKINNY_SPLIT_COST_KB,
+              BC_SM90_SKINNY_WAVE_PCT, BC_SM90_CFG_64X32M16S),
     /* its short-K twin: four CTAs an SM for K of one or two k-blocks */
     BC__APPLY(SM90_SHORT_K_CONFIG, "64x32m16t", BC_K_GEMM_SM90_64X32M16T, 30, 4, BC_SM90_SKINNY_SHORT_K_MIN_M,
               BC_SM90_CFG_64X32M16T),

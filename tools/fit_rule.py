@@ -17,9 +17,9 @@ integer arithmetic: for every candidate (whole-tile configurations with split
 
 and the least cost wins (first in table order on a tie), except that within
 its M range a skinny-M configuration wins over every other one (the costs
-compare among the skinny ones; their split cost is their own,
-BC_SM90_SKINNY_SPLIT_COST_KB, and a round of their clusters holds only
-BC_SM90_SKINNY_WAVE_PCT % of the SMs' CTAs; neither is fitted). split_cost and the
+compare among the skinny ones). A split entry of its own (SM90_SPLIT_CONFIG:
+the skinny and narrow split tiles) names its exchange cost and the % of the
+SMs' CTAs a round of its clusters holds; neither is fitted. split_cost and the
 weights are the C constants; tile_kb, c_kb and f32_kb are extra terms (0 in
 the C rule today): a fixed cost per tile (small K), the C load, the wider
 store. The current constants are read from runtime/gemm_plan.c and
@@ -71,15 +71,12 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
         return int(m.group(1))
 
     bk = define(abi, "BC_SM90_BK")
-    # a skinny tile's own split-K exchange cost (gemm_family_sm90.c), when the table has one
-    skinny_split = define(plan, "BC_SM90_SKINNY_SPLIT_COST_KB") if "BC_SM90_SKINNY_SPLIT_COST_KB" in plan else None
-    skinny_wave = define(plan, "BC_SM90_SKINNY_WAVE_PCT") if "BC_SM90_SKINNY_WAVE_PCT" in plan else None
     cfgs = []
     # SM90_CONFIG(name, id, weight, cfg), SM90_SPLIT_CONFIG(name, id, weight, cost, wave, cfg) or
     # SM90_SHORT_K_CONFIG(name, id, weight, per_sm, min_m, cfg), in table order
     entry = (r'BC__APPLY\((SM90_CONFIG|SM90_SPLIT_CONFIG|SM90_SHORT_K_CONFIG),\s*"([^"]+)",\s*\w+,\s*(\d+),\s*'
              r'(?:(\w+),\s*(\w+),\s*)?(\w+)\)')
-    for kind, nm, w, cost, wave, macro in re.findall(entry, plan):
+    for kind, nm, w, x1, x2, macro in re.findall(entry, plan):  # x1, x2: a split or short-K entry's extra fields
         m = re.search(r"#define\s+" + macro + r"\s+(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+)", abi)
         if not m:
             raise ValueError(f"cannot find #define {macro} in {abi_h}")
@@ -89,23 +86,18 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
         cfg = {"name": "sm90_" + nm, "bm": 64 * cons, "bn": bn, "bk": bk, "weight": int(w), "split": bool(ks),
                "max_m": max_m}
         if kind == "SM90_SPLIT_CONFIG":  # its own exchange cost and wave (named #defines)
-            cfg["split_cost"] = define(plan, cost)
-            cfg["wave_pct"] = define(plan, wave)
+            cfg["split_cost"] = define(plan, x1)
+            cfg["wave_pct"] = define(plan, x2)
         if kind == "SM90_SHORT_K_CONFIG":  # taken outright for K of at most max_kb k-blocks and M >= min_m
             cfg["max_kb"] = define(plan, "BC_SM90_SHORT_K_MAX_KB")
-            cfg["min_m"] = define(plan, wave)  # (per SM, min M): the second of the two extra fields
-        if max_m and skinny_split is not None:
-            cfg["split_cost"] = skinny_split
-        if max_m and skinny_wave is not None:
-            cfg["wave_pct"] = skinny_wave
+            cfg["min_m"] = define(plan, x2)  # (CTAs per SM, least M)
         cfgs.append(cfg)
     if not cfgs:
         raise ValueError(f"no SM90_CONFIG entries in {plan_c}")
     split_cost = define(plan, "BC_SPLIT_COST_KB")
-    if any(c.get("max_kb") for c in cfgs):
-        for c in cfgs:
-            if c.get("max_kb"):  # tiles for 1 / share of the SMs, or more (gemm_plan.c)
-                c["sm_share"] = define(plan, "BC_SHORT_K_SM_SHARE")
+    for c in cfgs:
+        if c.get("max_kb"):  # tiles for 1 / share of the SMs, or more (gemm_plan.c)
+            c["sm_share"] = define(plan, "BC_SHORT_K_SM_SHARE")
     return {"configs": cfgs, "split_cost": split_cost, "max_split": define(plan, "BC_MAX_SPLIT_K"),
             "bk": bk, "extra": {"tile_kb": 0, "c_kb": 0, "f32_kb": 0}}
 
