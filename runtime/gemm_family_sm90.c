@@ -45,15 +45,20 @@
  * the kernels one resident executor runs. */
 #define BC_SM90_SHORT_K_MAX_KB 2u
 #define BC_SM90_SHORT_K_MIN_M 17u
+#define BC_SM90_SHORT_K_SM_SHARE 4u
 /* The skinny one's twin (64x32m16t, four CTAs an SM) takes the same K
- * range for M <= 16, ahead of the other skinny configurations; it runs
- * resident in 64x32m16's kernel, so a small-batch network keeps to one
- * resident kernel. */
+ * range for M <= 16, ahead of the other skinny configurations, whatever
+ * its tile count: its tile is 64x32m16's, so a few tiles gain nothing from
+ * the whole-tile kernel, and its short ring starts and ends sooner
+ * (PERF_NOTES.md change 47: 0.35-0.45 us less on every M <= 16, K <= 128
+ * shape of 1 to 64 tiles measured). It runs resident in 64x32m16's kernel,
+ * so a small-batch network keeps to one resident kernel. */
 #define BC_SM90_SKINNY_SHORT_K_MIN_M 1u
 #define SM90_SHORT_K_CONFIG(nm, id, w, per_sm, min_m_, cons, bn_, stages, ks, ar)                  \
     {                                                                                              \
         SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .max_kb = BC_SM90_SHORT_K_MAX_KB,           \
-        .min_m = (min_m_), .tma_store = 1, .persistent = 1, .ctas_per_sm = (per_sm),               \
+        .min_m = (min_m_), .sm_share = (ar) < 64u * (cons) ? 0u : BC_SM90_SHORT_K_SM_SHARE,        \
+        .tma_store = 1, .persistent = 1, .ctas_per_sm = (per_sm),                                  \
     }
 /* A split-K tile of one consumer warpgroup (64x32s, 64x32m16s): its own
  * exchange cost and the share of the SMs a round of its clusters fills. */

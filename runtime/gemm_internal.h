@@ -26,6 +26,7 @@ typedef struct bc__gemm_config {
     uint32_t max_m;          /* 0: any M; else a skinny-M kernel, only for M <= max_m */
     uint32_t max_kb;         /* 0: any K; else a short-K kernel the rule takes for K of at most max_kb k-blocks */
     uint32_t min_m;          /* a short-K kernel: only for M >= min_m (the skinny ones keep M below) */
+    uint32_t sm_share;       /* a short-K kernel: only with tiles for at least 1 / sm_share of the SMs (0: any number) */
     uint32_t a_rows;         /* rows of A a stage loads (the A tensor map's box) */
     uint32_t split_cost_kb;  /* split-K: the rule's cost of the exchange, in k-blocks */
     uint32_t cluster_wave_pct; /* 0: a split wave fills every SM; else the % of SMs its clusters fill at once */

@@ -13,7 +13,6 @@
 #define BC_MAX_SPLIT_K 8u      /* CTAs per cluster: the portable maximum */
 #define BC_SWAP_MIN_KB 16u     /* swap_pays: K longer than this many k-blocks ... */
 #define BC_SWAP_MIN_KB_BK 64u  /* ... of 64 elements */
-#define BC_SHORT_K_SM_SHARE 4u /* a short-K configuration: only with tiles for 1 / this of the SMs, or more */
 _Static_assert(BC_MAX_SPLIT_K <= BC_RESIDENT_MAX_SPLIT, "the resident kernel adds at most BC_RESIDENT_MAX_SPLIT slots");
 
 /* Every family's table (gemm_family.h); the rule knows them only through these. */
@@ -200,7 +199,7 @@ static void rule_pick(const bc__gemm_family *f, const bc__gemm_config *named, co
             continue;
         if (named == NULL && c->max_kb != 0 && /* a short-K configuration out of its range, or too few tiles */
             (ceil_div((uint64_t)d->k, c->bk) > c->max_kb || (uint64_t)d->m < c->min_m ||
-             BC_SHORT_K_SM_SHARE * ctas_of(c, 1, d) < (uint64_t)dev->info.sm_count))
+             (c->sm_share && c->sm_share * ctas_of(c, 1, d) < (uint64_t)dev->info.sm_count)))
             continue;
         uint32_t opts[3];
         const uint32_t n = split_options(c, d->split_k, ceil_div((uint64_t)d->k, c->bk), opts);
@@ -292,15 +291,18 @@ static bc_gemm_desc transposed(const bc_gemm_desc *d)
 }
 
 /* Whether the rule of this device has a skinny configuration it can run
- * for d's types (loaded, within the device's shared memory). */
-static int rule_has_skinny(const bc_device *dev, const bc_gemm_desc *d)
+ * for d's types (loaded, within the device's shared memory); with short_k,
+ * a skinny short-K one whose k-blocks d's K is within. */
+static int rule_has_skinny(const bc_device *dev, const bc_gemm_desc *d, int short_k)
 {
     for (size_t i = 0; i < FAMILY_COUNT; i++) {
         if (family_role(families[i], dev) != BC__ROLE_RULE)
             continue;
         for (size_t j = 0; j < families[i]->count; j++) {
             const bc__gemm_config *c = &families[i]->configs[j];
-            if (c->max_m != 0 && (uint32_t)dev->info.smem_per_block_optin >= c->smem_bytes &&
+            const int k_fits = c->max_kb != 0 && ceil_div((uint64_t)d->k, c->bk) <= c->max_kb && c->min_m <= 1u;
+            if (c->max_m != 0 && (!short_k || k_fits) &&
+                (uint32_t)dev->info.smem_per_block_optin >= c->smem_bytes &&
                 dev->image.fn[c->kernel[d->ab_type][d->d_type]] != NULL)
                 return 1;
         }
@@ -308,29 +310,36 @@ static int rule_has_skinny(const bc_device *dev, const bc_gemm_desc *d)
     return 0;
 }
 
-/* Whether the rule runs an N = 1 problem transposed (above). With one useful
- * column, 64-row tiles walk all of K on ceil(M / 64) SMs; transposed, M' = 1
- * takes the skinny configurations, which split K over clusters when the
- * tiles are few (measured on the H100, kernels_ptx/PERF_NOTES.md change 37:
- * 131x1x4640 13.2 -> 5.3 us, 21x1x15008 16.6 -> 8.4). Only where the
- * 64-row grid fills at most half the SMs and K is longer than 16 k-blocks:
- * beyond those the two ran even, or the untransposed plan won (16384x1x512
- * 9.1 against 10.9 us, 1225x1x976 4.9 against 5.6). Not with a named configuration, a bias (one value
- * for every row of D, which a per-column bias of the transpose cannot
- * say), a C or D that is not one contiguous column, M <= 16 (already a
- * skinny shape), or a device whose rule has no skinny configuration to
- * run it (loaded, within its shared memory), so that the rule's choice for
- * the transpose cannot fail. */
+/* Whether the rule runs an N = 1 problem transposed (above). Two cases,
+ * measured on the H100 (kernels_ptx/PERF_NOTES.md):
+ * - K longer than 16 k-blocks, M > 16 and a 64-row grid that fills at most
+ *   half the SMs (change 37): with one useful column, 64-row tiles walk all
+ *   of K on ceil(M / 64) SMs; transposed, M' = 1 takes the skinny
+ *   configurations, which split K over clusters when the tiles are few
+ *   (131x1x4640 13.2 -> 5.3 us, 21x1x15008 16.6 -> 8.4). Beyond those the
+ *   two ran even, or the plan as it is won (16384x1x512 9.1 against 10.9
+ *   us, 1225x1x976 4.9 against 5.6).
+ * - K within the skinny short-K kernel's k-blocks, any M (change 47): the
+ *   transpose runs there, four CTAs an SM with 16-row stages, and its D is
+ *   one row, stored by TMA when its M elements are 16-byte multiples,
+ *   where the plan as it is copies out one element per row (16x1x64 2.93
+ *   -> 2.17 us, 335x1x64 2.71 -> 2.51, 4040x1x64 2.92 -> 2.35, 16384x1x64
+ *   3.69 -> 2.88). At 8 k-blocks the transpose lost at every M measured.
+ * Not with a named configuration, a bias (one value for every row of D,
+ * which a per-column bias of the transpose cannot say), a C or D that is
+ * not one contiguous column, or a device whose rule has no skinny
+ * configuration to run it (loaded, within its shared memory), so that the
+ * rule's choice for the transpose cannot fail. */
 static int swap_pays(const bc_device *dev, const bc_gemm_desc *d)
 {
-    if (d->n != 1 || d->m <= 16 || d->config != NULL || d->bias != 0 || d->ldd != 1)
-        return 0;
-    if (!rule_has_skinny(dev, d))
+    if (d->n != 1 || d->config != NULL || d->bias != 0 || d->ldd != 1)
         return 0;
     if (d->beta != 0.0f && d->ldc != 1)
         return 0;
-    return ceil_div((uint64_t)d->k, BC_SWAP_MIN_KB_BK) > BC_SWAP_MIN_KB &&
-           2u * (uint64_t)ceil_div((uint64_t)d->m, 64) <= (uint64_t)dev->info.sm_count;
+    if (d->m > 1 && rule_has_skinny(dev, d, 1))
+        return 1;
+    return d->m > 16 && ceil_div((uint64_t)d->k, BC_SWAP_MIN_KB_BK) > BC_SWAP_MIN_KB &&
+           2u * (uint64_t)ceil_div((uint64_t)d->m, 64) <= (uint64_t)dev->info.sm_count && rule_has_skinny(dev, d, 0);
 }
 
 /* C arrives through the stage ring by TMA when the configuration can

@@ -96,8 +96,8 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
         raise ValueError(f"no SM90_CONFIG entries in {plan_c}")
     split_cost = define(plan, "BC_SPLIT_COST_KB")
     for c in cfgs:
-        if c.get("max_kb"):  # tiles for 1 / share of the SMs, or more (gemm_plan.c)
-            c["sm_share"] = define(plan, "BC_SHORT_K_SM_SHARE")
+        if c.get("max_kb"):  # tiles for 1 / share of the SMs, or more; a skinny one any number (gemm_family_sm90.c)
+            c["sm_share"] = 0 if c["max_m"] else define(plan, "BC_SM90_SHORT_K_SM_SHARE")
     return {"configs": cfgs, "split_cost": split_cost, "max_split": define(plan, "BC_MAX_SPLIT_K"),
             "bk": bk, "extra": {"tile_kb": 0, "c_kb": 0, "f32_kb": 0}}
 
@@ -142,10 +142,11 @@ def rule_cost(cfg, s, m, n, k, sms, rule, weight=None, c_read=False, f32=False):
 
 def candidates(m, n, k, rule, sms):
     """Configurations the rule weighs: a skinny-M one only within its M range, a short-K one only within its
-    K range, from its least M and with tiles for at least a quarter of the SMs."""
+    K range, from its least M and, unless it is skinny, with tiles for at least a quarter of the SMs."""
     return [(cfg, s) for cfg in rule["configs"] if not cfg.get("max_m") or m <= cfg["max_m"]
             if not cfg.get("max_kb") or (cdiv(k, cfg["bk"]) <= cfg["max_kb"] and m >= cfg["min_m"] and
-                                         cfg["sm_share"] * cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) >= sms)
+                                         (not cfg["sm_share"] or
+                                          cfg["sm_share"] * cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) >= sms))
             for s in split_options(cfg, k, rule)]
 
 
@@ -157,9 +158,12 @@ def precedence(cfg):
 def choose(m, n, k, sms, rule, c_read=False, f32=False):
     """(config name, split): the least cost, the first one on a tie (gemm_plan.c, choose_config); a skinny-M
     configuration that fits wins outright over the others, and among the skinny ones the least cost wins.
-    N = 1 (no bias, D one contiguous column) with M > 16, K over 16 k-blocks and ceil(M / 64) at most half the
-    SMs runs transposed, 1 x M x K, when that takes a skinny configuration (gemm_plan.c, swap_pays)."""
-    if n == 1 and m > 16 and cdiv(k, 64) > 16 and 2 * cdiv(m, 64) <= sms:
+    N = 1 (no bias, D one contiguous column) runs transposed, 1 x M x K, with M > 1 and K within the skinny
+    short-K configuration's k-blocks, or with M > 16, K over 16 k-blocks and ceil(M / 64) at most half the SMs,
+    when that takes a skinny configuration (gemm_plan.c, swap_pays)."""
+    short_kb = [c["max_kb"] for c in rule["configs"] if c.get("max_m") and c.get("max_kb") and c["min_m"] <= 1]
+    if n == 1 and ((m > 1 and any(cdiv(k, 64) <= x for x in short_kb)) or
+                   (m > 16 and cdiv(k, 64) > 16 and 2 * cdiv(m, 64) <= sms)):
         t = choose_plain(1, m, k, sms, rule, c_read, f32)
         if any(c["name"] == t[0] and c.get("max_m") for c in rule["configs"]):
             return t

@@ -225,8 +225,10 @@ static void test_gemm_c_aliases_d(void **state)
 }
 
 /* N = 1 with D one contiguous column: on Hopper the rule runs it as the
- * 1 x M product B . A^T where that pays (plan info says so), else as it is
- * (a bias, K of 16 k-blocks or fewer, M <= 16 or a grid that fills the SMs). Every case
+ * 1 x M product B . A^T where that pays (plan info says so: K of at most 2
+ * k-blocks, or a long K on a grid that leaves SMs idle), else as it is (a
+ * bias, K of 3 to 16 k-blocks, M <= 16 with a long K, or a grid that fills
+ * the SMs). Every case
  * against the reference; a transposed plan re-pointed at new buffers; C
  * aliasing D; 10 runs byte-identical. */
 static void test_gemm_n1_transposed(void **state)
@@ -246,6 +248,13 @@ static void test_gemm_n1_transposed(void **state)
         {{131, 1, 1024, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 0},
         {{16, 1, 4640, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 0},
         {{9000, 1, 1024, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 0},
+        /* K of at most 2 k-blocks: transposed onto the skinny short-K twin, D one row (16-byte multiple or not) */
+        {{16, 1, 64, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
+        {{5, 1, 104, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0, NULL, 0, 0, 0}, 1},
+        {{335, 1, 8, BC_DTYPE_BF16, BC_DTYPE_F32, 0.75f, -0.5f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
+        {{4040, 1, 128, BC_DTYPE_F16, BC_DTYPE_F16, 1.0f, 1.0f, 0, 1, 0, 0, NULL, 0, 0, 0}, 1},
+        {{16384, 1, 72, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
+        {{16, 1, 64, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 0, 0, 0, NULL, 0, 0, 0}, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const gcase *gc = &cases[i].gc;
@@ -272,7 +281,9 @@ static void test_gemm_n1_transposed(void **state)
         free_buffers(env, &g);
     }
     run_aliased(env, &cases[1].gc);
+    run_aliased(env, &cases[11].gc); /* short K, transposed, C aliasing D */
     run_repeated(env, &cases[2].gc, 10);
+    run_repeated(env, &cases[12].gc, 10);
 }
 
 /* The same plan 100 times: every output byte-identical to the first. */

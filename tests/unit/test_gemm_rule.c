@@ -24,7 +24,7 @@ static void test_config_rule(void **state)
         {128, 2048, 2048, "bc_gemm_sm90_64x32"},    {64, 1024, 1024, "bc_gemm_sm90_64x32"},
         {17, 4096, 4096, "bc_gemm_sm90_64x32"},
         /* M <= 16: 64x32 with 16-row A stages */
-        {1, 1, 8, "bc_gemm_sm90_64x32m16"},         {1, 4096, 4096, "bc_gemm_sm90_64x32m16"},
+        {1, 1, 200, "bc_gemm_sm90_64x32m16"},       {1, 4096, 4096, "bc_gemm_sm90_64x32m16"},
         {16, 4096, 4096, "bc_gemm_sm90_64x32m16"},  {5, 1000, 200, "bc_gemm_sm90_64x32m16"},
         /* ... and split over a cluster when few tiles walk a long K */
         {5, 1000, 1000, "bc_gemm_sm90_64x32m16s"},  {7, 1, 10528, "bc_gemm_sm90_64x32m16s"},
@@ -39,12 +39,13 @@ static void test_config_rule(void **state)
         {27, 8, 5192, "bc_gemm_sm90_64x32s"},       {64, 1024, 2048, "bc_gemm_sm90_64x32s"},
         {60, 768, 768, "bc_gemm_sm90_64x32"},
         /* K of at most 2 k-blocks and M above 16: the short-K twin outright; 3 k-blocks: the cost model;
-         * M <= 16: the skinny short-K twin */
+         * M <= 16: the skinny short-K twin, whatever its tile count (its tile is 64x32m16's) */
         {4132, 3275, 16, "bc_gemm_sm90_128x64t"},   {2048, 2048, 128, "bc_gemm_sm90_128x64t"},
         {17, 4096, 64, "bc_gemm_sm90_128x64t"},     {2048, 2048, 192, "bc_gemm_sm90_128x256"},
         {16, 4096, 64, "bc_gemm_sm90_64x32m16t"},   {1, 10746, 16, "bc_gemm_sm90_64x32m16t"},
-        {16, 4096, 192, "bc_gemm_sm90_64x32m16"},   {3, 600, 16, "bc_gemm_sm90_64x32m16"},
-        /* ... and with tiles for at least a quarter of the SMs (33 of 132): 100x100x64 has 2 */
+        {16, 4096, 192, "bc_gemm_sm90_64x32m16"},   {3, 600, 16, "bc_gemm_sm90_64x32m16t"},
+        {1, 1, 8, "bc_gemm_sm90_64x32m16t"},        {16, 32, 128, "bc_gemm_sm90_64x32m16t"},
+        /* ... the 128-row one with tiles for at least a quarter of the SMs (33 of 132): 100x100x64 has 2 */
         {100, 100, 64, "bc_gemm_sm90_64x32"},
     };
     const fake_launch *l = NULL;
@@ -131,7 +132,8 @@ static void test_skinny_split_one_round(void **state)
 
 /* N = 1 with D one contiguous column runs transposed (1 x M x K on the
  * skinny configurations) where the 64-row grid would leave most SMs idle
- * and K is long: the kernel sees M' = 1, N' = M, A' = B, B' = A; the
+ * and K is long, and wherever K is within the skinny short-K twin's
+ * k-blocks: the kernel sees M' = 1, N' = M, A' = B, B' = A; the
  * caller's view (errors, set_pointers) keeps its own operands. */
 static void test_n1_transposed(void **state)
 {
@@ -175,6 +177,22 @@ static void test_n1_transposed(void **state)
     p = launch_and_decode(&e, &d, &l);
     assert_int_equal(p.m, 1), assert_int_equal(p.ldc, 131), assert_int_equal(p.c, e.d);
 
+    /* K of at most 2 k-blocks, any M from 2: transposed onto the skinny short-K twin, its D one row */
+    static const struct {
+        int64_t m, k;
+        uint32_t tiles;
+    } short_k[] = {{2, 8, 1}, {16, 64, 1}, {335, 8, 11}, {4040, 128, 127}, {16384, 72, 512}};
+    for (size_t i = 0; i < sizeof short_k / sizeof short_k[0]; i++) {
+        d = base_desc(&e, short_k[i].m, 1, short_k[i].k);
+        info = plan_info(&e, &d);
+        if (!info.swapped || strcmp(info.config, "sm90_64x32m16t") != 0 || info.tiles != short_k[i].tiles)
+            fail_msg("%lldx1x%lld: %s%s, %u tiles; want sm90_64x32m16t transposed, %u tiles",
+                     (long long)short_k[i].m, (long long)short_k[i].k, info.config,
+                     info.swapped ? " transposed" : "", info.tiles, short_k[i].tiles);
+        p = launch_and_decode(&e, &d, &l);
+        assert_int_equal(p.m, 1), assert_int_equal(p.n, short_k[i].m), assert_int_equal(p.ldd, short_k[i].m);
+    }
+
     /* what stays as it is */
     static const struct {
         int64_t m, k, ldd;
@@ -187,6 +205,9 @@ static void test_n1_transposed(void **state)
         {16, 4640, 0, 0, NULL},          /* already skinny */
         {16384, 4640, 0, 0, NULL},       /* 256 tiles of 64 rows fill the SMs */
         {131, 4640, 0, 0, "sm90_64x32"}, /* a named configuration */
+        {131, 192, 0, 0, NULL},          /* 3 k-blocks: past the short-K twin, short of the long-K case */
+        {16, 64, 0, 1, NULL},            /* short K with a bias */
+        {1, 8, 0, 0, NULL},              /* M = 1: nothing to transpose */
     };
     for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
         d = base_desc(&e, keep[i].m, 1, keep[i].k);
