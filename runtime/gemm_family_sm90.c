@@ -4,13 +4,23 @@
  * (README, "GEMM configurations"; measured, kernels_ptx/PERF_NOTES.md). */
 #include "gemm_family.h"
 
-/* The skinny split-K tile in the rule (fitted to forced-split timings of 36
- * random M <= 16 shapes on the H100, kernels_ptx/PERF_NOTES.md): its
- * exchange costs 4 of its k-blocks, and a wave of its clusters holds 75% of
- * the SMs' worth of CTAs (clusters of 4 or 8 one-CTA-per-SM CTAs must fit
- * in one GPC each: 32 clusters of 4 ran as two waves). */
-#define BC_SM90_SKINNY_SPLIT_COST_KB 4u
+/* The skinny split-K tile in the rule (kernels_ptx/PERF_NOTES.md, changes
+ * 22 and 48): its exchange, cluster launch and finish cost 8 of its
+ * k-blocks (fitted to the whole tile and 2-, 4- and 8-way splits forced on
+ * 108 shapes of 1 to 256 tiles and K = 256-4096 on the H100: a split's
+ * time was ~1.25 us over the whole tile's plus its share of the k-blocks
+ * at ~0.15 us each; 4, fitted earlier on long K alone, split 1x2048x1024
+ * and 16x256x512 into 30-40% slower plans), and a wave of its clusters
+ * holds 75% of the SMs' worth of CTAs (clusters of 4 or 8 one-CTA-per-SM
+ * CTAs must fit in one GPC each: 32 clusters of 4 ran as two waves).
+ * Clusters of 8 past 43% of the SMs (7 of them, 56 CTAs, on 132) cost 5
+ * k-blocks more: 8 and 10 of them each took ~0.8 us longer than 6 or 7
+ * did, short of a second round (applied to the narrow split twin too,
+ * whose clusters are also one CTA an SM). */
+#define BC_SM90_SKINNY_SPLIT_COST_KB 8u
 #define BC_SM90_SKINNY_WAVE_PCT 75u
+#define BC_SM90_CLUSTER8_PCT 43u
+#define BC_SM90_CLUSTER8_COST_KB 5u
 /* The narrow tile's split-K twin (64x32s, one consumer warpgroup, 64 rows
  * exchanged): its exchange cost in k-blocks (fitted to forced-split timings
  * on the H100, PERF_NOTES.md change 40); its clusters are one-CTA-per-SM
@@ -65,7 +75,8 @@
 #define SM90_SPLIT_CONFIG(nm, id, w, cost, wave, cons, bn_, stages, ks, ar)                        \
     {                                                                                              \
         SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .split = 1, .split_cost_kb = (cost),        \
-        .cluster_wave_pct = (wave),                                                                \
+        .cluster_wave_pct = (wave), .cluster8_pct = BC_SM90_CLUSTER8_PCT,                          \
+        .cluster8_cost_kb = BC_SM90_CLUSTER8_COST_KB,                                              \
     }
 static const bc__gemm_config configs[] = {
     BC__APPLY(SM90_CONFIG, "128x256", BC_K_GEMM_SM90_128X256, 100, BC_SM90_CFG_128X256),

@@ -30,6 +30,8 @@ typedef struct bc__gemm_config {
     uint32_t a_rows;         /* rows of A a stage loads (the A tensor map's box) */
     uint32_t split_cost_kb;  /* split-K: the rule's cost of the exchange, in k-blocks */
     uint32_t cluster_wave_pct; /* 0: a split wave fills every SM; else the % of SMs its clusters fill at once */
+    uint32_t cluster8_pct;     /* clusters of 8 on more than this % of the SMs ... */
+    uint32_t cluster8_cost_kb; /* ... cost this many k-blocks more */
     bc__kernel_id kernel[2][3]; /* [ab_type][d_type] */
 } bc__gemm_config;
 

@@ -103,15 +103,17 @@ static uint64_t ctas_of(const bc__gemm_config *c, uint32_t s, const bc_gemm_desc
 /* The rule's cost of configuration c with K split S ways for
  * an M x N x K problem on `sms` SMs: its waves (rounds, round_ctas) times
  * the time of one CTA, modelled as the tile's area times its k-blocks
- * (plus the configuration's split-K exchange cost) over the
+ * (plus the configuration's split-K exchange cost, and the extra of
+ * clusters of 8 on more than cluster8_pct of the SMs) over the
  * configuration's relative throughput (weight). Integer arithmetic, so
  * the choice is the same on every host. */
 static uint64_t rule_cost(const bc__gemm_config *c, uint32_t s, const bc_gemm_desc *d, uint32_t sms)
 {
     const uint64_t wave = round_ctas(c, s, sms);
-    const uint64_t waves = (ctas_of(c, s, d) + wave - 1) / wave;
+    const uint64_t ctas = ctas_of(c, s, d), waves = (ctas + wave - 1) / wave;
     const uint64_t kb = ceil_div((uint64_t)d->k, c->bk);
-    const uint64_t work = (kb + s - 1) / s + (s > 1 ? c->split_cost_kb : 0);
+    const int crowded = s >= 8 && c->cluster8_pct && ctas * 100u > (uint64_t)sms * c->cluster8_pct;
+    const uint64_t work = (kb + s - 1) / s + (s > 1 ? c->split_cost_kb : 0) + (crowded ? c->cluster8_cost_kb : 0);
     return waves * c->bm * c->bn * work * 100u / c->weight_pct;
 }
 

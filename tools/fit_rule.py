@@ -88,6 +88,8 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
         if kind == "SM90_SPLIT_CONFIG":  # its own exchange cost and wave (named #defines)
             cfg["split_cost"] = define(plan, x1)
             cfg["wave_pct"] = define(plan, x2)
+            cfg["c8_pct"] = define(plan, "BC_SM90_CLUSTER8_PCT")  # clusters of 8 past this share of the SMs ...
+            cfg["c8_cost"] = define(plan, "BC_SM90_CLUSTER8_COST_KB")  # ... cost this many k-blocks more
         if kind == "SM90_SHORT_K_CONFIG":  # taken outright for K of at most max_kb k-blocks and M >= min_m
             cfg["max_kb"] = define(plan, "BC_SM90_SHORT_K_MAX_KB")
             cfg["min_m"] = define(plan, x2)  # (CTAs per SM, least M)
@@ -135,8 +137,9 @@ def rule_cost(cfg, s, m, n, k, sms, rule, weight=None, c_read=False, f32=False):
     waves = cdiv(ctas, wave_of(cfg, s, sms))
     kb = cdiv(k, cfg["bk"])
     ex = rule["extra"]
+    crowded = s >= 8 and cfg.get("c8_pct") and ctas * 100 > sms * cfg["c8_pct"]
     work = cdiv(kb, s) + ((cfg.get("split_cost") or rule["split_cost"]) if s > 1 else 0) + ex["tile_kb"] + (ex["c_kb"] if c_read else 0) + \
-        (ex["f32_kb"] if f32 else 0)
+        (ex["f32_kb"] if f32 else 0) + (cfg["c8_cost"] if crowded else 0)
     return waves * cfg["bm"] * cfg["bn"] * work * 100 // (weight if weight is not None else cfg["weight"])
 
 

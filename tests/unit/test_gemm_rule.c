@@ -27,7 +27,7 @@ static void test_config_rule(void **state)
         {1, 1, 200, "bc_gemm_sm90_64x32m16"},       {1, 4096, 4096, "bc_gemm_sm90_64x32m16"},
         {16, 4096, 4096, "bc_gemm_sm90_64x32m16"},  {5, 1000, 200, "bc_gemm_sm90_64x32m16"},
         /* ... and split over a cluster when few tiles walk a long K */
-        {5, 1000, 1000, "bc_gemm_sm90_64x32m16s"},  {7, 1, 10528, "bc_gemm_sm90_64x32m16s"},
+        {5, 1000, 2000, "bc_gemm_sm90_64x32m16s"},  {7, 1, 10528, "bc_gemm_sm90_64x32m16s"},
         /* few tiles, long K: split over a cluster pays for its reduction; the narrow tile's split where
          * its CTAs fit a round (128x128x65536: 64x32s 8 ways, 64 CTAs, 2048 x (128 + 12) / 0.30 = 955733
          * against 128x128s 8 ways 16384 x (128 + 24) / 0.90 = 2767075; 256x512x32768: 128x128s 8 ways 16384
@@ -58,9 +58,9 @@ static void test_config_rule(void **state)
                      (long long)cases[i].k, l->kernel, cases[i].kernel);
     }
     bc_gemm_desc d;
-    /* the skinny split: 32 tiles x 16 k-blocks take 2 ways (64 CTAs), not 4 (128 CTAs of clusters of 4 are
+    /* the skinny split: 32 tiles x 32 k-blocks take 2 ways (64 CTAs), not 4 (128 CTAs of clusters of 4 are
      * over the 75% of the 132 SMs a round of its clusters holds); one tile of 165 k-blocks takes 8 */
-    d = base_desc(&e, 16, 1024, 1024);
+    d = base_desc(&e, 16, 1024, 2048);
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
     d = base_desc(&e, 7, 1, 10528);
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
@@ -70,6 +70,29 @@ static void test_config_rule(void **state)
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
     d = base_desc(&e, 64, 512, 4096); /* 16 tiles: 8 ways (128 CTAs) is over the 99 a round of clusters of 8 holds */
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 4);
+    /* the skinny split's exchange costs 8 k-blocks, and clusters of 8 on more than 56 SMs 5 more */
+    static const struct {
+        int64_t m, n, k;
+        const char *kernel;
+        uint32_t split;
+    } skinny[] = {
+        {16, 256, 512, "bc_gemm_sm90_64x32m16", 1},   /* 8 k-blocks: 1 + 8 + 5 on 8 ways (64 CTAs), 2 + 8 > 8 */
+        {1, 64, 512, "bc_gemm_sm90_64x32m16", 1},     /* 1 + 8 on 8 ways > 8 */
+        {1, 320, 1024, "bc_gemm_sm90_64x32m16s", 4},  /* 10 tiles: 8 ways (80 CTAs) 2 + 8 + 5 > 4 ways' 4 + 8 */
+        {1, 192, 1024, "bc_gemm_sm90_64x32m16s", 8},  /* 6 tiles: 48 CTAs of clusters of 8, 2 + 8 */
+        {1, 224, 1024, "bc_gemm_sm90_64x32m16s", 8},  /* 7 tiles: 56 CTAs, 2 + 8 */
+        {16, 256, 4096, "bc_gemm_sm90_64x32m16s", 8}, /* 8 tiles, 64 k-blocks: 8 + 8 + 5 < 16 + 8 */
+        {16, 1024, 1024, "bc_gemm_sm90_64x32m16", 1}, /* 32 tiles: 8 + 8 ties 16, the whole tile */
+        {1, 2048, 1024, "bc_gemm_sm90_64x32m16", 1},  /* 64 tiles: the same */
+        {16, 1024, 2048, "bc_gemm_sm90_64x32m16s", 2}, /* 16 + 8 < 32; 4 ways is 128 CTAs, over 99 */
+    };
+    for (size_t i = 0; i < sizeof skinny / sizeof skinny[0]; i++) {
+        d = base_desc(&e, skinny[i].m, skinny[i].n, skinny[i].k);
+        const bc_gemm_params sp = launch_and_decode(&e, &d, &l);
+        if (strcmp(l->kernel, skinny[i].kernel) != 0 || sp.split_k != skinny[i].split)
+            fail_msg("%lldx%lldx%lld: %s split %u, want %s split %u", (long long)skinny[i].m, (long long)skinny[i].n,
+                     (long long)skinny[i].k, l->kernel, sp.split_k, skinny[i].kernel, skinny[i].split);
+    }
     d = base_desc(&e, 4096, 4096, 4096);
     d.config = "sm90_64x32";
     launch_and_decode(&e, &d, &l);
