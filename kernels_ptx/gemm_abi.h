@@ -60,6 +60,9 @@
 #define BC_SM90_CFG_64X32M16T 1, 32, 2, 0, 16
 #define BC_SM90_SKINNY_SHORT_K_LAUNCH_REGS 64
 #define BC_SM90_SKINNY_SHORT_K_CONSUMER_REGS 88
+/* ... and of the narrow 64x32 (64 A rows): the same warps and registers,
+ * four CTAs on an SM, ~41 KiB each. */
+#define BC_SM90_CFG_64X32T 1, 32, 2, 0, 64
 #define BC_SM90_CFG_64X32S 1, 32, 16, 1, 64
 #define BC_SM90_CFG_64X32M16 1, 32, 32, 0, 16
 #define BC_SM90_CFG_64X32M16S 1, 32, 32, 1, 16

@@ -62,12 +62,16 @@
  * the whole-tile kernel, and its short ring starts and ends sooner
  * (PERF_NOTES.md change 47: 0.35-0.45 us less on every M <= 16, K <= 128
  * shape of 1 to 64 tiles measured). It runs resident in 64x32m16's kernel,
- * so a small-batch network keeps to one resident kernel. */
+ * so a small-batch network keeps to one resident kernel. The narrow tile's
+ * twin (64x32t, four CTAs an SM) likewise takes any number of tiles (no
+ * tile is smaller), from M = 17, and meets 128x64t by the cost, ties going
+ * to it (change 49: 4-20% under 64x32 and 128x64t on 108 shapes of M
+ * 17-4000, K 8-128, except grids of more than a round of it). */
 #define BC_SM90_SKINNY_SHORT_K_MIN_M 1u
 #define SM90_SHORT_K_CONFIG(nm, id, w, per_sm, min_m_, cons, bn_, stages, ks, ar)                  \
     {                                                                                              \
         SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .max_kb = BC_SM90_SHORT_K_MAX_KB,           \
-        .min_m = (min_m_), .sm_share = (ar) < 64u * (cons) ? 0u : BC_SM90_SHORT_K_SM_SHARE,        \
+        .min_m = (min_m_), .sm_share = 64u * (cons) * (bn_) > 2048u ? BC_SM90_SHORT_K_SM_SHARE : 0u,  \
         .tma_store = 1, .persistent = 1, .ctas_per_sm = (per_sm),                                  \
     }
 /* A split-K tile of one consumer warpgroup (64x32s, 64x32m16s): its own
@@ -88,6 +92,8 @@ static const bc__gemm_config configs[] = {
     /* its split-K twin: M 17..64 (and beyond) with a few tiles down a long K */
     BC__APPLY(SM90_SPLIT_CONFIG, "64x32s", BC_K_GEMM_SM90_64X32S, 30, BC_SM90_NARROW_SPLIT_COST_KB,
               BC_SM90_SKINNY_WAVE_PCT, BC_SM90_CFG_64X32S),
+    /* the narrow tile's short-K twin (four CTAs an SM), ahead of 128x64t so that it takes their ties */
+    BC__APPLY(SM90_SHORT_K_CONFIG, "64x32t", BC_K_GEMM_SM90_64X32T, 30, 4, BC_SM90_SHORT_K_MIN_M, BC_SM90_CFG_64X32T),
     BC__APPLY(SM90_SHORT_K_CONFIG, "128x64t", BC_K_GEMM_SM90_128X64T, 60, 2, BC_SM90_SHORT_K_MIN_M,
               BC_SM90_CFG_128X64T),
     /* skinny M: the 64x32 tile with stages of 16 A rows (twice the B bytes in flight); within

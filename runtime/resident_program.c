@@ -9,8 +9,8 @@
  * whole-tile ones but 128x256, and the narrow and skinny split-K ones,
  * which run in their whole-tile twins' kernels (the same tile and ring; the
  * partials go through global memory instead of the cluster's shared
- * memory), as do the short-K twins 128x64t and 64x32m16t (the same tiles;
- * the resident rings are their twins'). */
+ * memory), as do the short-K twins 128x64t, 64x32t and 64x32m16t (the
+ * same tiles; the resident rings are their twins'). */
 static const struct {
     const char *config;
     bc__kernel_id kernel;
@@ -18,6 +18,7 @@ static const struct {
 } kernels[] = {
     {"sm90_64x32", BC_K_RESIDENT_SM90_64X32, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32)},
     {"sm90_64x32s", BC_K_RESIDENT_SM90_64X32, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32)},
+    {"sm90_64x32t", BC_K_RESIDENT_SM90_64X32, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32)},
     {"sm90_64x32m16", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16)},
     {"sm90_64x32m16s", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16)},
     {"sm90_64x32m16t", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16)},
@@ -115,14 +116,14 @@ static bc_status check_plan(bc_device *dev, const bc_gemm_plan *pl, int i, int f
     if (k == KERNEL_COUNT)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
                        "plans[%d] uses %s, which has no resident kernel (sm90_64x32, sm90_64x32s, "
-                       "sm90_64x32m16, sm90_64x32m16s, sm90_64x32m16t, sm90_128x64, sm90_128x64t and "
-                       "sm90_128x128 do)",
+                       "sm90_64x32t, sm90_64x32m16, sm90_64x32m16s, sm90_64x32m16t, sm90_128x64, sm90_128x64t "
+                       "and sm90_128x128 do)",
                        i, c->name);
     if (first >= 0 && kernels[k].kernel != kernels[first].kernel)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
                        "plans[%d] uses %s, plans[0] %s: every plan of an executor runs in one resident kernel "
-                       "(pin bc_gemm_desc.config; sm90_64x32 and sm90_64x32s share one, as do sm90_64x32m16, "
-                       "sm90_64x32m16s and sm90_64x32m16t, and sm90_128x64 and sm90_128x64t)",
+                       "(pin bc_gemm_desc.config; sm90_64x32, sm90_64x32s and sm90_64x32t share one, as do "
+                       "sm90_64x32m16, sm90_64x32m16s and sm90_64x32m16t, and sm90_128x64 and sm90_128x64t)",
                        i, c->name, kernels[first].config);
     *out_kernel = k;
     return BC_OK;

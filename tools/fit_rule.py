@@ -98,8 +98,8 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
         raise ValueError(f"no SM90_CONFIG entries in {plan_c}")
     split_cost = define(plan, "BC_SPLIT_COST_KB")
     for c in cfgs:
-        if c.get("max_kb"):  # tiles for 1 / share of the SMs, or more; a skinny one any number (gemm_family_sm90.c)
-            c["sm_share"] = 0 if c["max_m"] else define(plan, "BC_SM90_SHORT_K_SM_SHARE")
+        if c.get("max_kb"):  # tiles for 1 / share of the SMs, or more; a 64 x 32 one any number (gemm_family_sm90.c)
+            c["sm_share"] = define(plan, "BC_SM90_SHORT_K_SM_SHARE") if c["bm"] * c["bn"] > 2048 else 0
     return {"configs": cfgs, "split_cost": split_cost, "max_split": define(plan, "BC_MAX_SPLIT_K"),
             "bk": bk, "extra": {"tile_kb": 0, "c_kb": 0, "f32_kb": 0}}
 

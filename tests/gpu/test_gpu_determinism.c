@@ -150,6 +150,9 @@ static void test_same_bytes_beta_c_under_load(void **state)
     gpu_env *env = GPU_ENV_OR_SKIP(state);
     /* the short-K twin on Hopper (256 tiles on two CTAs an SM, K of one k-block), C through its 2-stage ring */
     same_bytes_under_load(env, 1000, 2048, 64, gpu_is_hopper(env) ? "sm90_128x64t" : NULL, 0, 0.5f);
+    /* the narrow short-K twin (4 x 64 tiles of one k-block on four CTAs an SM), C through its ring */
+    if (gpu_is_hopper(env))
+        same_bytes_under_load(env, 200, 2048, 64, "sm90_64x32t", 0, 0.5f);
     /* C through the stage ring (rows 2000 B) and, with 1001 columns, the copy-out store path */
     same_bytes_under_load(env, 1000, 1000, 1000, gpu_is_hopper(env) ? "sm90_128x128" : NULL, 0, 0.5f);
     same_bytes_under_load(env, 1000, 1001, 1000, gpu_is_hopper(env) ? "sm90_128x128" : NULL, 0, 0.0f);

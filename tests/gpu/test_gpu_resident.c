@@ -324,6 +324,7 @@ static void test_byte_identical_to_launched(void **state)
     identical_steps(env, NULL);
     identical_steps(env, "sm90_128x64t");
     identical_steps(env, "sm90_64x32m16t");
+    identical_steps(env, "sm90_64x32t");
 }
 
 /* Split-K plans with ragged M, N and K, a split that does not divide the

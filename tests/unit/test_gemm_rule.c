@@ -38,15 +38,19 @@ static void test_config_rule(void **state)
          * (8 + 12 against 16; 3 + 12 against 12) */
         {27, 8, 5192, "bc_gemm_sm90_64x32s"},       {64, 1024, 2048, "bc_gemm_sm90_64x32s"},
         {60, 768, 768, "bc_gemm_sm90_64x32"},
-        /* K of at most 2 k-blocks and M above 16: the short-K twin outright; 3 k-blocks: the cost model;
-         * M <= 16: the skinny short-K twin, whatever its tile count (its tile is 64x32m16's) */
+        /* K of at most 2 k-blocks and M above 16: a short-K twin outright, 128x64t or 64x32t by the cost
+         * (ties to 64x32t); 3 k-blocks: the cost model; M <= 16: the skinny short-K twin, whatever its tile
+         * count (its tile is 64x32m16's) */
         {4132, 3275, 16, "bc_gemm_sm90_128x64t"},   {2048, 2048, 128, "bc_gemm_sm90_128x64t"},
-        {17, 4096, 64, "bc_gemm_sm90_128x64t"},     {2048, 2048, 192, "bc_gemm_sm90_128x256"},
+        {17, 4096, 64, "bc_gemm_sm90_64x32t"},      {2048, 2048, 192, "bc_gemm_sm90_128x256"},
+        {256, 2890, 64, "bc_gemm_sm90_128x64t"},    {1000, 300, 64, "bc_gemm_sm90_64x32t"},
+        {4000, 51, 128, "bc_gemm_sm90_64x32t"},     {4000, 300, 128, "bc_gemm_sm90_128x64t"},
         {16, 4096, 64, "bc_gemm_sm90_64x32m16t"},   {1, 10746, 16, "bc_gemm_sm90_64x32m16t"},
         {16, 4096, 192, "bc_gemm_sm90_64x32m16"},   {3, 600, 16, "bc_gemm_sm90_64x32m16t"},
         {1, 1, 8, "bc_gemm_sm90_64x32m16t"},        {16, 32, 128, "bc_gemm_sm90_64x32m16t"},
-        /* ... the 128-row one with tiles for at least a quarter of the SMs (33 of 132): 100x100x64 has 2 */
-        {100, 100, 64, "bc_gemm_sm90_64x32"},
+        /* ... the 128-row one with tiles for at least a quarter of the SMs (33 of 132): 100x100x64 has 2,
+         * and takes the 64 x 32 twin (no tile is smaller, so any number of tiles) */
+        {100, 100, 64, "bc_gemm_sm90_64x32t"},
     };
     const fake_launch *l = NULL;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

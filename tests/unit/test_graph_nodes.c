@@ -63,7 +63,7 @@ static void test_capture_in_order(void **state)
     (void)state;
     genv g;
     genv_open(&g);
-    static const char *const names[4] = {"bc_gemm_sm90_64x32", "fixture_saxpy", "fixture_saxpy", "bc_gemm_sm90_64x32"};
+    static const char *const names[4] = {"bc_gemm_sm90_64x32t", "fixture_saxpy", "fixture_saxpy", "bc_gemm_sm90_64x32t"};
     static const int prog[4] = {1, 0, 1, 1};
     for (int i = 0; i < 4; i++) {
         const fake_kernel_node *n = fake_last_capture_node(i);

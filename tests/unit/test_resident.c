@@ -208,6 +208,18 @@ static void test_create_rejects(void **state)
     assert_ok(bc_gemm_plan_create(e.dev, &d, &skinny));
     const bc_gemm_plan *narrow_skinny[2] = {narrow, skinny};
     expect_reject(&e, narrow_skinny, 2, NULL, BC_ERR_INVALID_ARGUMENT, "plans");
+    /* the narrow short-K twin too: beside whole 64x32 plans, not beside a skinny one */
+    bc_gemm_plan *twin = NULL;
+    d = layer_desc(&e, 1, "sm90_64x32t");
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &twin));
+    const bc_gemm_plan *with_twin[2] = {e.plan[0], twin};
+    assert_ok(bc_resident_create(e.dev, with_twin, 2, NULL, &r));
+    assert_ok(bc_resident_query(r, &ri));
+    assert_string_equal(ri.config, "sm90_64x32");
+    bc_resident_destroy(r);
+    const bc_gemm_plan *twin_skinny[2] = {twin, skinny};
+    expect_reject(&e, twin_skinny, 2, NULL, BC_ERR_INVALID_ARGUMENT, "plans");
+    bc_gemm_plan_destroy(twin);
     bc_gemm_plan_destroy(skinny);
     bc_gemm_plan_destroy(narrow);
 

@@ -62,7 +62,8 @@ bc_status bc_resident_config_default(bc_resident_config *out_cfg);
  * be sm_90a plans that run in one resident kernel: one whole-tile
  * configuration (every one but sm90_128x256), or sm90_64x32m16 and its
  * split-K and short-K twins sm90_64x32m16s and sm90_64x32m16t mixed, or
- * sm90_64x32 and its split-K twin sm90_64x32s mixed, or sm90_128x64 and its
+ * sm90_64x32 and its split-K and short-K twins sm90_64x32s and sm90_64x32t
+ * mixed, or sm90_128x64 and its
  * short-K twin sm90_128x64t mixed (BC_ERR_INVALID_ARGUMENT naming the first
  * that is not);
  * they may be destroyed afterwards. A split-K plan's partials go through
@@ -109,7 +110,7 @@ bc_status bc_resident_step(bc_resident *res, uint64_t timeout_ns);
 bc_status bc_resident_stop(bc_resident *res, uint64_t timeout_ns);
 
 typedef struct bc_resident_info {
-    const char *config;     /* the resident kernel's tile configuration (sm90_64x32m16 for its split twin too) */
+    const char *config;     /* the resident kernel's tile configuration (sm90_64x32m16 for its split and short-K twins too) */
     uint32_t sm_count;      /* CTAs held */
     uint32_t plans;
     uint32_t barriers;      /* grid-wide barriers per step between operations (beyond the start and end of a step) */
