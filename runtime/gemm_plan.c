@@ -175,8 +175,8 @@ static const bc__gemm_config *find_config(const char *name, const bc_device *dev
 /* The rule's order of candidates: within its M range a skinny-M
  * configuration comes before every other (it streams B with twice the bytes
  * in flight; the cost model does not compare its tile with the others'),
- * then, within its K range, a short-K one (two CTAs an SM: the cost model
- * counts one), then the lesser cost; the incumbent keeps a tie. */
+ * then, within its K range, a short-K one (two or four CTAs an SM: the
+ * cost model counts one), then the lesser cost; the incumbent keeps a tie. */
 static int rule_better(const bc__gemm_config *c, uint64_t cost, const bc__gemm_config *best_c, uint64_t best)
 {
     if (best_c == NULL)

@@ -66,12 +66,16 @@ static span matrix(uint64_t p, int64_t rows, int64_t cols, int64_t ld, uint64_t 
     return s;
 }
 
-static access plan_access(const bc_gemm_desc *d)
+/* What a plan reads and writes, from the caller's description; rd[1] is
+ * what the kernel reads as B (b_untouched), which for a plan that runs
+ * transposed (N = 1: D^T = B . A^T) is the caller's A. */
+static access plan_access(const bc_gemm_desc *d, int swapped)
 {
     access a;
     memset(&a, 0, sizeof a);
-    a.rd[a.nrd++] = matrix(d->a, d->m, d->k, d->lda, 2);
-    a.rd[a.nrd++] = matrix(d->b, d->n, d->k, d->ldb, 2);
+    const span sa = matrix(d->a, d->m, d->k, d->lda, 2), sb = matrix(d->b, d->n, d->k, d->ldb, 2);
+    a.rd[a.nrd++] = swapped ? sb : sa;
+    a.rd[a.nrd++] = swapped ? sa : sb;
     if (d->beta != 0.0f)
         a.rd[a.nrd++] = matrix(d->c, d->m, d->n, d->ldc, bc__dtype_bytes(d->d_type));
     if (d->bias)
@@ -159,7 +163,7 @@ static bc_status copy_op(bc_device *dev, const bc_resident_copy *cp, const char 
     return BC_OK;
 }
 
-/* 1 if no operation of [i0, i1) writes what GEMM j reads as B. */
+/* 1 if no operation of [i0, i1) writes what GEMM j's kernel reads as B. */
 static int b_untouched(const access *acc, uint32_t i0, uint32_t i1, uint32_t j)
 {
     for (uint32_t i = i0; i < i1; i++)
@@ -252,7 +256,7 @@ bc_status bc__resident_build(bc_device *dev, const bc_gemm_plan *const *plans, i
             k0 = k;
         if (!st) {
             gemm_op(&out->ops[out->count], plans[i]);
-            acc[out->count] = plan_access(&plans[i]->desc);
+            acc[out->count] = plan_access(&plans[i]->desc, plans[i]->swapped);
         }
     }
     for (uint32_t i = 0; i < cfg->output_count && !st; i++, out->count++) {

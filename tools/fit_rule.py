@@ -13,13 +13,15 @@ integer arithmetic: for every candidate (whole-tile configurations with split
     cost = waves * BM * BN * work * 100 // weight
     waves = ceil(ceil(M/BM) * ceil(N/BN) * S / SMs)
     work  = ceil(ceil(K/BK) / S) + (S > 1) * split_cost
+            + (S = 8 on more CTAs than its clusters-of-8 share of the SMs) * clusters-of-8 cost
             + tile_kb + c_kb * (C read) + f32_kb * (f32 output)
 
 and the least cost wins (first in table order on a tie), except that within
 its M range a skinny-M configuration wins over every other one (the costs
 compare among the skinny ones). A split entry of its own (SM90_SPLIT_CONFIG:
 the skinny and narrow split tiles) names its exchange cost and the % of the
-SMs' CTAs a round of its clusters holds; neither is fitted. split_cost and the
+SMs' CTAs a round of its clusters holds, and shares the clusters-of-8
+constants; none of these is fitted. split_cost and the
 weights are the C constants; tile_kb, c_kb and f32_kb are extra terms (0 in
 the C rule today): a fixed cost per tile (small K), the C load, the wider
 store. The current constants are read from runtime/gemm_plan.c and
@@ -145,7 +147,7 @@ def rule_cost(cfg, s, m, n, k, sms, rule, weight=None, c_read=False, f32=False):
 
 def candidates(m, n, k, rule, sms):
     """Configurations the rule weighs: a skinny-M one only within its M range, a short-K one only within its
-    K range, from its least M and, unless it is skinny, with tiles for at least a quarter of the SMs."""
+    K range, from its least M and, unless its tile is 64 x 32, with tiles for at least a quarter of the SMs."""
     return [(cfg, s) for cfg in rule["configs"] if not cfg.get("max_m") or m <= cfg["max_m"]
             if not cfg.get("max_kb") or (cdiv(k, cfg["bk"]) <= cfg["max_kb"] and m >= cfg["min_m"] and
                                          (not cfg["sm_share"] or
@@ -164,13 +166,18 @@ def choose(m, n, k, sms, rule, c_read=False, f32=False):
     N = 1 (no bias, D one contiguous column) runs transposed, 1 x M x K, with M > 1 and K within the skinny
     short-K configuration's k-blocks, or with M > 16, K over 16 k-blocks and ceil(M / 64) at most half the SMs,
     when that takes a skinny configuration (gemm_plan.c, swap_pays)."""
+    return choose_swapped(m, n, k, sms, rule, c_read, f32)[:2]
+
+
+def choose_swapped(m, n, k, sms, rule, c_read=False, f32=False):
+    """choose's (config name, split) and whether the plan runs transposed (1 or 0)."""
     short_kb = [c["max_kb"] for c in rule["configs"] if c.get("max_m") and c.get("max_kb") and c["min_m"] <= 1]
     if n == 1 and ((m > 1 and any(cdiv(k, 64) <= x for x in short_kb)) or
                    (m > 16 and cdiv(k, 64) > 16 and 2 * cdiv(m, 64) <= sms)):
         t = choose_plain(1, m, k, sms, rule, c_read, f32)
         if any(c["name"] == t[0] and c.get("max_m") for c in rule["configs"]):
-            return t
-    return choose_plain(m, n, k, sms, rule, c_read, f32)
+            return t + (1,)
+    return choose_plain(m, n, k, sms, rule, c_read, f32) + (0,)
 
 
 def choose_plain(m, n, k, sms, rule, c_read=False, f32=False):
@@ -226,10 +233,11 @@ def prepare(shapes, rule):
                 continue
             t = sh["times"].get((cfg["name"], s))
             ctas = cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) * s
+            crowded = s >= 8 and cfg.get("c8_pct") and ctas * 100 > sh["sms"] * cfg["c8_pct"]
             cands.append({"cfg": cfg["name"], "s": s, "t": t,
                           "area_waves": cdiv(ctas, wave_of(cfg, s, sh["sms"])) * cfg["bm"] * cfg["bn"],
                           "kb": cdiv(cdiv(k, cfg["bk"]), s), "outright": precedence(cfg),
-                          "split_cost": cfg.get("split_cost")})
+                          "split_cost": cfg.get("split_cost"), "c8": cfg["c8_cost"] if crowded else 0})
         measured = [c["t"] for c in cands if c["t"] is not None]
         if not measured:
             continue
@@ -244,7 +252,7 @@ def pick(p, params):
     best = None
     for c in p["cands"]:
         own = c.get("split_cost")
-        work = c["kb"] + ((own or sc) if c["s"] > 1 else 0) + extra
+        work = c["kb"] + ((own or sc) if c["s"] > 1 else 0) + extra + c.get("c8", 0)
         cost = (c["outright"], c["area_waves"] * work * 100 // w[c["cfg"]])
         if best is None or cost < best[0]:
             best = (cost, c)
@@ -372,8 +380,8 @@ def run_choose(rule):
         if len(f) < 4:
             continue
         m, n, k, sms = (int(x) for x in f[:4])
-        cfg, s = choose(m, n, k, sms, rule)
-        print(f"{m} {n} {k} {sms} {cfg} {s}")
+        cfg, s, swapped = choose_swapped(m, n, k, sms, rule)
+        print(f"{m} {n} {k} {sms} {cfg} {s} {swapped}")
     return 0
 
 

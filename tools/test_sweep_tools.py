@@ -104,6 +104,19 @@ class Rule(unittest.TestCase):
         self.assertEqual(fit_rule.choose(128, 128, 4096, 4, r), ("sm90_bigs", 4))
         self.assertEqual(fit_rule.rule_cost(r["configs"][1], 8, 128, 128, 4096, 4, r), 360448)
 
+    def test_pick_agrees_with_choose(self):
+        """The fitting path (prepare + pick with the compiled rule's constants) picks what choose picks, the
+        clusters-of-8 extra and the short-K twins included (M > 16 and N > 1: no transposition involved)."""
+        real = fit_rule.read_rule()
+        shapes = [(64, 320, 1024), (100, 96, 6000), (17, 224, 4096), (40, 256, 4096), (100, 2890, 64),
+                  (4000, 300, 128), (1000, 300, 64), (2048, 2048, 2048), (600, 294, 6576), (27, 8, 5192)]
+        for m, n, k in shapes:
+            times = {(c["name"], s): 1.0 for c, s in fit_rule.candidates(m, n, k, real, 132)}
+            sh = {"m": m, "n": n, "k": k, "sms": 132, "epilogue": "plain", "out": "bf16", "times": times}
+            p = fit_rule.prepare([sh], real)[0]
+            c = fit_rule.pick(p, fit_rule.params_of(real))
+            self.assertEqual((c["cfg"], c["s"]), fit_rule.choose(m, n, k, 132, real), f"{m}x{n}x{k}")
+
     def _csv(self, d, name, rows):
         path = os.path.join(d, name)
         keys = ["seed", "index", "m", "n", "k", "epilogue", "out", "config", "split", "status", "median_us",

@@ -514,7 +514,7 @@ static void test_python_rule_matches_plans(void **state)
         {512, 4096, 4096}, {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 1024}, {4096, 4096, 4096},
         {6144, 6144, 6144}, {8192, 8192, 8192}, {4096, 14336, 4096}, {4096, 4096, 14336}, {128, 128, 64},
         {128, 128, 72}, {129, 257, 128}, {16384, 16384, 16384}, {1, 16384, 8}, {16, 1, 64}, {335, 1, 8},
-        {131, 1, 192}, {131, 1, 4640}, {3, 600, 16},
+        {131, 1, 192}, {131, 1, 4640}, {3, 600, 16}, {16, 1, 4640}, {1, 1, 64}, {2, 1, 72}, {16, 1, 200},
     };
     const int n_edges = (int)(sizeof edges / sizeof edges[0]);
     char in_path[] = "/tmp/bc_rule_in_XXXXXX";
@@ -548,8 +548,9 @@ static void test_python_rule_matches_plans(void **state)
             bc_gemm_plan_info info;
             assert_ok(bc_gemm_plan_query(plan, &info));
             fprintf(in, "%lld %lld %lld %d\n", (long long)s->m, (long long)s->n, (long long)s->k, sm_counts[v]);
-            want_len += (size_t)sprintf(want + want_len, "%lld %lld %lld %d %s %u\n", (long long)s->m,
-                                        (long long)s->n, (long long)s->k, sm_counts[v], info.config, info.split_k);
+            want_len += (size_t)sprintf(want + want_len, "%lld %lld %lld %d %s %u %u\n", (long long)s->m,
+                                        (long long)s->n, (long long)s->k, sm_counts[v], info.config, info.split_k,
+                                        info.swapped);
             bc_gemm_plan_destroy(plan);
         }
         bc_device_close(dev);

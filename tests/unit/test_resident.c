@@ -280,6 +280,26 @@ static const bc_resident_op *program_of(const fake_launch *l, bc_resident_params
     return (const bc_resident_op *)(uintptr_t)out->program;
 }
 
+/* q[0], then an N = 1 plan made from *d that runs transposed: a barrier
+ * between them, B loaded before it or not (prefetch), one step run. */
+static void head_after(env *e, bc_gemm_plan **q, const bc_gemm_desc *d, int prefetch)
+{
+    assert_ok(bc_gemm_plan_create(e->dev, d, &q[1]));
+    bc_gemm_plan_info qi;
+    assert_ok(bc_gemm_plan_query(q[1], &qi));
+    assert_int_equal(qi.swapped, 1);
+    bc_resident *res = NULL;
+    assert_ok(bc_resident_create(e->dev, (const bc_gemm_plan *const *)q, 2, NULL, &res));
+    assert_ok(bc_resident_start(res, e->s));
+    bc_resident_params p;
+    const bc_resident_op *ops = program_of(fake_last_launch(), &p);
+    assert_int_equal(ops[1].x.barrier, 1);
+    assert_int_equal(ops[1].x.prefetch_b, prefetch);
+    assert_ok(bc_resident_step(res, 5 * SEC));
+    bc_resident_destroy(res);
+    bc_gemm_plan_destroy(q[1]);
+}
+
 static void test_program(void **state)
 {
     env e;
@@ -379,6 +399,20 @@ static void test_program(void **state)
     assert_int_equal(ops[1].x.prefetch_b, 0);
     assert_ok(bc_resident_step(res, 5 * SEC)); /* the emulator computes it */
     bc_resident_destroy(res);
+    bc_gemm_plan_destroy(q[0]), bc_gemm_plan_destroy(q[1]);
+
+    /* an N = 1 head that runs transposed (its kernel's B is the caller's A, the previous layer's
+     * output): a barrier, and that B is not loaded before it; the caller's B (the weights) is */
+    d = layer_desc(&e, 0, NULL); /* 16 x 64 x 256 into act[1], the rule's skinny plan */
+    d.n = 64, d.bias = 0, d.relu = 0;
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &q[0]));
+    d = layer_desc(&e, 0, NULL); /* 16 x 1 x 64: A = act[1], B = a weight row, D one column */
+    d.a = e.act[1], d.b = e.w[2], d.d = e.act[2];
+    d.n = 1, d.k = 64, d.bias = 0, d.relu = 0;
+    head_after(&e, q, &d, 0);
+    d.a = e.act[0], d.b = e.act[1]; /* the caller's B is what the first layer writes; A (the kernel's B) is not */
+    head_after(&e, q, &d, 1);
+    bc_gemm_plan_destroy(q[0]);
 
     /* copies: in, three layers, out: a barrier before every operation but the first */
     bc_resident_copy cin, cout;

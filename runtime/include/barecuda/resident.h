@@ -110,7 +110,8 @@ bc_status bc_resident_step(bc_resident *res, uint64_t timeout_ns);
 bc_status bc_resident_stop(bc_resident *res, uint64_t timeout_ns);
 
 typedef struct bc_resident_info {
-    const char *config;     /* the resident kernel's tile configuration (sm90_64x32m16 for its split and short-K twins too) */
+    const char *config;     /* the resident kernel's whole-tile configuration (sm90_64x32m16 also when its split-K or
+                               short-K twin is among the plans; likewise sm90_64x32 and sm90_128x64) */
     uint32_t sm_count;      /* CTAs held */
     uint32_t plans;
     uint32_t barriers;      /* grid-wide barriers per step between operations (beyond the start and end of a step) */
