@@ -17,49 +17,61 @@ static void test_config_rule(void **state)
     static const struct {
         int64_t m, n, k;
         const char *kernel;
+        uint32_t split; /* 0: not checked */
     } cases[] = {
-        {8192, 8192, 8192, "bc_gemm_sm90_128x256"}, {2048, 2048, 2048, "bc_gemm_sm90_128x256"},
-        {4096, 4096, 1024, "bc_gemm_sm90_128x256"}, {512, 4096, 4096, "bc_gemm_sm90_128x128"},
-        {1024, 1024, 1024, "bc_gemm_sm90_128x64"},  {256, 4096, 4096, "bc_gemm_sm90_128x64"},
-        {128, 2048, 2048, "bc_gemm_sm90_64x32"},    {64, 1024, 1024, "bc_gemm_sm90_64x32"},
-        {17, 4096, 4096, "bc_gemm_sm90_64x32"},
+        {8192, 8192, 8192, "bc_gemm_sm90_128x256", 0}, {2048, 2048, 2048, "bc_gemm_sm90_128x256", 0},
+        {4096, 4096, 1024, "bc_gemm_sm90_128x256", 0}, {512, 4096, 4096, "bc_gemm_sm90_128x128", 0},
+        {1024, 1024, 1024, "bc_gemm_sm90_128x64", 0},  {256, 4096, 4096, "bc_gemm_sm90_128x64", 0},
+        {128, 2048, 2048, "bc_gemm_sm90_64x32", 0},    {64, 1024, 1024, "bc_gemm_sm90_64x32", 0},
+        {17, 4096, 4096, "bc_gemm_sm90_64x32", 0},
         /* M <= 16: 64x32 with 16-row A stages */
-        {1, 1, 200, "bc_gemm_sm90_64x32m16"},       {1, 4096, 4096, "bc_gemm_sm90_64x32m16"},
-        {16, 4096, 4096, "bc_gemm_sm90_64x32m16"},  {5, 1000, 200, "bc_gemm_sm90_64x32m16"},
+        {1, 1, 200, "bc_gemm_sm90_64x32m16", 0},       {1, 4096, 4096, "bc_gemm_sm90_64x32m16", 0},
+        {16, 4096, 4096, "bc_gemm_sm90_64x32m16", 0},  {5, 1000, 200, "bc_gemm_sm90_64x32m16", 0},
         /* ... and split over a cluster when few tiles walk a long K */
-        {5, 1000, 2000, "bc_gemm_sm90_64x32m16s"},  {7, 1, 10528, "bc_gemm_sm90_64x32m16s"},
+        {5, 1000, 2000, "bc_gemm_sm90_64x32m16s", 0},  {7, 1, 10528, "bc_gemm_sm90_64x32m16s", 0},
         /* few tiles, long K: split over a cluster pays for its reduction; the narrow tile's split where
          * its CTAs fit a round (128x128x65536: 64x32s 8 ways, 64 CTAs, 2048 x (128 + 12) / 0.30 = 955733
          * against 128x128s 8 ways 16384 x (128 + 24) / 0.90 = 2767075; 256x512x32768: 128x128s 8 ways 16384
          * x (64 + 24) / 0.90 = 1601991 against 64x32s 2 ways 2048 x (256 + 12) / 0.30 = 1829546) */
-        {128, 128, 65536, "bc_gemm_sm90_64x32s"},   {256, 512, 32768, "bc_gemm_sm90_128x128s"},
+        {128, 128, 65536, "bc_gemm_sm90_64x32s", 0},   {256, 512, 32768, "bc_gemm_sm90_128x128s", 0},
         /* M past the skinny range, few 64-row tiles: 27x8x5192 one tile 8 ways (11 + 12 k-blocks against
          * 82 whole); 64x1024x2048 32 tiles 2 ways (16 + 12 against 32); 64x1024x1024 and 60x768x768 whole
          * (8 + 12 against 16; 3 + 12 against 12) */
-        {27, 8, 5192, "bc_gemm_sm90_64x32s"},       {64, 1024, 2048, "bc_gemm_sm90_64x32s"},
-        {60, 768, 768, "bc_gemm_sm90_64x32"},
+        {27, 8, 5192, "bc_gemm_sm90_64x32s", 0},       {64, 1024, 2048, "bc_gemm_sm90_64x32s", 0},
+        {60, 768, 768, "bc_gemm_sm90_64x32", 0},
         /* K of at most 2 k-blocks and M above 16: a short-K twin outright, 128x64t or 64x32t by the cost
          * (ties to 64x32t); 3 k-blocks: the cost model; M <= 16: the skinny short-K twin, whatever its tile
          * count (its tile is 64x32m16's) */
-        {4132, 3275, 16, "bc_gemm_sm90_128x64t"},   {2048, 2048, 128, "bc_gemm_sm90_128x64t"},
-        {17, 4096, 64, "bc_gemm_sm90_64x32t"},      {2048, 2048, 192, "bc_gemm_sm90_128x256"},
-        {256, 2890, 64, "bc_gemm_sm90_128x64t"},    {1000, 300, 64, "bc_gemm_sm90_64x32t"},
-        {4000, 51, 128, "bc_gemm_sm90_64x32t"},     {4000, 300, 128, "bc_gemm_sm90_128x64t"},
-        {16, 4096, 64, "bc_gemm_sm90_64x32m16t"},   {1, 10746, 16, "bc_gemm_sm90_64x32m16t"},
-        {16, 4096, 192, "bc_gemm_sm90_64x32m16"},   {3, 600, 16, "bc_gemm_sm90_64x32m16t"},
-        {1, 1, 8, "bc_gemm_sm90_64x32m16t"},        {16, 32, 128, "bc_gemm_sm90_64x32m16t"},
+        {4132, 3275, 16, "bc_gemm_sm90_128x64t", 0},   {2048, 2048, 128, "bc_gemm_sm90_128x64t", 0},
+        {17, 4096, 64, "bc_gemm_sm90_64x32t", 0},      {2048, 2048, 192, "bc_gemm_sm90_128x256", 0},
+        {256, 2890, 64, "bc_gemm_sm90_128x64t", 0},    {1000, 300, 64, "bc_gemm_sm90_64x32t", 0},
+        {4000, 51, 128, "bc_gemm_sm90_64x32t", 0},     {4000, 300, 128, "bc_gemm_sm90_128x64t", 0},
+        {16, 4096, 64, "bc_gemm_sm90_64x32m16t", 0},   {1, 10746, 16, "bc_gemm_sm90_64x32m16t", 0},
+        {16, 4096, 192, "bc_gemm_sm90_64x32m16", 0},   {3, 600, 16, "bc_gemm_sm90_64x32m16t", 0},
+        {1, 1, 8, "bc_gemm_sm90_64x32m16t", 0},        {16, 32, 128, "bc_gemm_sm90_64x32m16t", 0},
         /* ... the 128-row one with tiles for at least a quarter of the SMs (33 of 132): 100x100x64 has 2,
          * and takes the 64 x 32 twin (no tile is smaller, so any number of tiles) */
-        {100, 100, 64, "bc_gemm_sm90_64x32t"},
+        {100, 100, 64, "bc_gemm_sm90_64x32t", 0},
+        /* the skinny split's exchange costs 8 k-blocks, and clusters of 8 on more than 56 SMs 5 more
+         * (the split checked too) */
+        {16, 256, 512, "bc_gemm_sm90_64x32m16", 1},   /* 8 k-blocks: 1 + 8 + 5 on 8 ways (64 CTAs), 2 + 8 > 8 */
+        {1, 64, 512, "bc_gemm_sm90_64x32m16", 1},     /* 1 + 8 on 8 ways > 8 */
+        {1, 320, 1024, "bc_gemm_sm90_64x32m16s", 4},  /* 10 tiles: 8 ways (80 CTAs) 2 + 8 + 5 > 4 ways' 4 + 8 */
+        {1, 192, 1024, "bc_gemm_sm90_64x32m16s", 8},  /* 6 tiles: 48 CTAs of clusters of 8, 2 + 8 */
+        {1, 224, 1024, "bc_gemm_sm90_64x32m16s", 8},  /* 7 tiles: 56 CTAs, 2 + 8 */
+        {16, 256, 4096, "bc_gemm_sm90_64x32m16s", 8}, /* 8 tiles, 64 k-blocks: 8 + 8 + 5 < 16 + 8 */
+        {16, 1024, 1024, "bc_gemm_sm90_64x32m16", 1}, /* 32 tiles: 8 + 8 ties 16, the whole tile */
+        {1, 2048, 1024, "bc_gemm_sm90_64x32m16", 1},  /* 64 tiles: the same */
+        {16, 1024, 2048, "bc_gemm_sm90_64x32m16s", 2}, /* 16 + 8 < 32; 4 ways is 128 CTAs, over 99 */
     };
     const fake_launch *l = NULL;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         /* the fake never touches the buffers: the shapes may exceed them */
         bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
-        launch_and_decode(&e, &d, &l);
-        if (strcmp(l->kernel, cases[i].kernel) != 0)
-            fail_msg("%lldx%lldx%lld: chose %s, the rule says %s", (long long)cases[i].m, (long long)cases[i].n,
-                     (long long)cases[i].k, l->kernel, cases[i].kernel);
+        const uint32_t split = launch_and_decode(&e, &d, &l).split_k;
+        if (strcmp(l->kernel, cases[i].kernel) != 0 || (cases[i].split && split != cases[i].split))
+            fail_msg("%lldx%lldx%lld: chose %s split %u, the rule says %s split %u", (long long)cases[i].m,
+                     (long long)cases[i].n, (long long)cases[i].k, l->kernel, split, cases[i].kernel, cases[i].split);
     }
     bc_gemm_desc d;
     /* the skinny split: 32 tiles x 32 k-blocks take 2 ways (64 CTAs), not 4 (128 CTAs of clusters of 4 are
@@ -74,29 +86,6 @@ static void test_config_rule(void **state)
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
     d = base_desc(&e, 64, 512, 4096); /* 16 tiles: 8 ways (128 CTAs) is over the 99 a round of clusters of 8 holds */
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 4);
-    /* the skinny split's exchange costs 8 k-blocks, and clusters of 8 on more than 56 SMs 5 more */
-    static const struct {
-        int64_t m, n, k;
-        const char *kernel;
-        uint32_t split;
-    } skinny[] = {
-        {16, 256, 512, "bc_gemm_sm90_64x32m16", 1},   /* 8 k-blocks: 1 + 8 + 5 on 8 ways (64 CTAs), 2 + 8 > 8 */
-        {1, 64, 512, "bc_gemm_sm90_64x32m16", 1},     /* 1 + 8 on 8 ways > 8 */
-        {1, 320, 1024, "bc_gemm_sm90_64x32m16s", 4},  /* 10 tiles: 8 ways (80 CTAs) 2 + 8 + 5 > 4 ways' 4 + 8 */
-        {1, 192, 1024, "bc_gemm_sm90_64x32m16s", 8},  /* 6 tiles: 48 CTAs of clusters of 8, 2 + 8 */
-        {1, 224, 1024, "bc_gemm_sm90_64x32m16s", 8},  /* 7 tiles: 56 CTAs, 2 + 8 */
-        {16, 256, 4096, "bc_gemm_sm90_64x32m16s", 8}, /* 8 tiles, 64 k-blocks: 8 + 8 + 5 < 16 + 8 */
-        {16, 1024, 1024, "bc_gemm_sm90_64x32m16", 1}, /* 32 tiles: 8 + 8 ties 16, the whole tile */
-        {1, 2048, 1024, "bc_gemm_sm90_64x32m16", 1},  /* 64 tiles: the same */
-        {16, 1024, 2048, "bc_gemm_sm90_64x32m16s", 2}, /* 16 + 8 < 32; 4 ways is 128 CTAs, over 99 */
-    };
-    for (size_t i = 0; i < sizeof skinny / sizeof skinny[0]; i++) {
-        d = base_desc(&e, skinny[i].m, skinny[i].n, skinny[i].k);
-        const bc_gemm_params sp = launch_and_decode(&e, &d, &l);
-        if (strcmp(l->kernel, skinny[i].kernel) != 0 || sp.split_k != skinny[i].split)
-            fail_msg("%lldx%lldx%lld: %s split %u, want %s split %u", (long long)skinny[i].m, (long long)skinny[i].n,
-                     (long long)skinny[i].k, l->kernel, sp.split_k, skinny[i].kernel, skinny[i].split);
-    }
     d = base_desc(&e, 4096, 4096, 4096);
     d.config = "sm90_64x32";
     launch_and_decode(&e, &d, &l);
