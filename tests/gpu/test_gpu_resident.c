@@ -2,7 +2,8 @@
  * (a 3-layer MLP with bias and ReLU; ragged chains on the other resident
  * configurations, with the TMA-store and the thread-store epilogues, C and
  * f32 output; a plan whose B is the previous plan's output), byte-identity
- * with the same plans launched normally over
+ * with the same plans launched normally (a transposed N = 1 head among
+ * them) over
  * 10,000 steps (BC_TEST_QUICK=1: 200), the zero-copy mode (the kernel copies
  * the input from and the output to pinned host memory), and, informative,
  * whether TMA reads an A operand in mapped host memory. Without a GPU every
@@ -198,6 +199,23 @@ static void test_configs_and_epilogues(void **state)
     }
 }
 
+/* Zeroed links with default descriptors. */
+static void links_default(link *k, int n)
+{
+    memset(k, 0, (size_t)n * sizeof *k);
+    for (int i = 0; i < n; i++)
+        bc_gemm_desc_default(&k[i].d);
+}
+
+/* Each link's plan, also listed in plans[]. */
+static void plan_links(gpu_env *env, link *k, bc_gemm_plan **plans, int n)
+{
+    for (int i = 0; i < n; i++) {
+        CHECK_BC(bc_gemm_plan_create(env->dev, &k[i].d, &k[i].plan));
+        plans[i] = k[i].plan;
+    }
+}
+
 /* A plan whose B is the previous plan's D (so its B may not be loaded before
  * the barrier), 64x32 tiles: right against the reference, launched bytes. */
 static void test_b_from_previous_plan(void **state)
@@ -207,9 +225,7 @@ static void test_b_from_previous_plan(void **state)
         skip();
     bc_rng rng = {bc_ref_seed()};
     link k[2];
-    memset(k, 0, sizeof k);
-    for (int i = 0; i < 2; i++)
-        bc_gemm_desc_default(&k[i].d);
+    links_default(k, 2);
     k[0].d.m = 64, k[0].d.n = 128, k[0].d.k = 64, k[0].d.config = "sm90_64x32";
     k[0].ha = upload(env, 64 * 64, BC_DTYPE_BF16, &rng, &k[0].d.a);
     k[0].hb = upload(env, 128 * 64, BC_DTYPE_BF16, &rng, &k[0].d.b);
@@ -219,10 +235,7 @@ static void test_b_from_previous_plan(void **state)
     k[1].d.b = k[0].d.d, k[1].hb = malloc(64 * 128 * 2); /* D0 read as 64 rows of 128 */
     CHECK_BC(bc_mem_alloc(env->dev, 40 * 64 * 2, &k[1].d.d));
     bc_gemm_plan *plans[2];
-    for (int i = 0; i < 2; i++) {
-        CHECK_BC(bc_gemm_plan_create(env->dev, &k[i].d, &k[i].plan));
-        plans[i] = k[i].plan;
-    }
+    plan_links(env, k, plans, 2);
     void *want = malloc(40 * 64 * 2), *got = malloc(40 * 64 * 2);
     for (int i = 0; i < 2; i++)
         CHECK_BC(bc_gemm_launch(plans[i], env->s));
@@ -246,6 +259,65 @@ static void test_b_from_previous_plan(void **state)
     free(want), free(got);
     for (int i = 0; i < 2; i++) {
         free(k[i].ha), free(k[i].hb);
+        bc_gemm_plan_destroy(k[i].plan);
+    }
+}
+
+/* An N = 1 head that the plan runs transposed (its kernel reads the caller's
+ * A, the previous layer's output, as its B) after a skinny layer: the head
+ * must not load that operand before the barrier. The first layer's output
+ * is poisoned before every step, so a head that read it early would write
+ * NaN: 100 steps byte-identical to the launched plans, right against the
+ * reference. */
+static void test_transposed_head(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    bc_rng rng = {bc_ref_seed()};
+    link k[2];
+    links_default(k, 2);
+    k[0].d.m = 16, k[0].d.n = 64, k[0].d.k = 256; /* the rule's skinny plan */
+    k[0].ha = upload(env, 16 * 256, BC_DTYPE_BF16, &rng, &k[0].d.a);
+    k[0].hb = upload(env, 64 * 256, BC_DTYPE_BF16, &rng, &k[0].d.b);
+    CHECK_BC(bc_mem_alloc(env->dev, 16 * 64 * 2, &k[0].d.d));
+    k[1].d.m = 16, k[1].d.n = 1, k[1].d.k = 64; /* the head: one column of D */
+    k[1].d.a = k[0].d.d, k[1].ha = malloc(16 * 64 * 2);
+    k[1].hb = upload(env, 64, BC_DTYPE_BF16, &rng, &k[1].d.b);
+    CHECK_BC(bc_mem_alloc(env->dev, 16 * 2, &k[1].d.d));
+    bc_gemm_plan *plans[2];
+    plan_links(env, k, plans, 2);
+    bc_gemm_plan_info pi;
+    CHECK_BC(bc_gemm_plan_query(plans[1], &pi));
+    assert_int_equal(pi.swapped, 1);
+    size_t bytes[2] = {16 * 64 * 2, 16 * 2};
+    void *want[2], *got[2];
+    for (int i = 0; i < 2; i++)
+        CHECK_BC(bc_gemm_launch(plans[i], env->s));
+    CHECK_BC(bc_stream_wait(env->s, 5 * SEC));
+    for (int i = 0; i < 2; i++) {
+        want[i] = malloc(bytes[i]), got[i] = malloc(bytes[i]);
+        CHECK_BC(bc_memcpy_dtoh(env->dev, want[i], k[i].d.d, bytes[i]));
+    }
+    bc_resident *res = start(env, plans, 2, NULL);
+    for (int step = 0; step < 100; step++) {
+        for (int i = 0; i < 2; i++)
+            CHECK_BC(bc_memset_d8_async(side, k[i].d.d, 0xFF, bytes[i]));
+        CHECK_BC(bc_stream_wait(side, 5 * SEC));
+        CHECK_BC(bc_resident_step(res, 5 * SEC));
+        for (int i = 0; i < 2; i++) {
+            CHECK_BC(bc_memcpy_dtoh(env->dev, got[i], k[i].d.d, bytes[i]));
+            if (memcmp(got[i], want[i], bytes[i]) != 0)
+                fail_msg("step %d: plan %d differs from the launched plan", step, i);
+        }
+    }
+    CHECK_BC(bc_resident_stop(res, SEC));
+    bc_resident_destroy(res);
+    check_link(env, &k[0], 0);
+    check_link(env, &k[1], 1);
+    print_message("  100 steps of a transposed N = 1 head after a skinny layer: launched bytes\n");
+    for (int i = 0; i < 2; i++) {
+        free(k[i].ha), free(k[i].hb), free(want[i]), free(got[i]);
         bc_gemm_plan_destroy(k[i].plan);
     }
 }
@@ -567,6 +639,7 @@ int main(void)
         cmocka_unit_test(test_mlp_against_reference),
         cmocka_unit_test(test_configs_and_epilogues),
         cmocka_unit_test(test_b_from_previous_plan),
+        cmocka_unit_test(test_transposed_head),
         cmocka_unit_test(test_split_chains),
         cmocka_unit_test(test_byte_identical_to_launched),
         cmocka_unit_test(test_big_step_identical),
