@@ -19,6 +19,8 @@ typedef struct bc_epi {
     uint32_t m, n, ldd, ldc;
     float alpha, beta;
     uint32_t flags;
+    uint32_t k; /* read only by the sm_90a dense-row kernels with BC_GEMM_F_DENSE_A (the resident
+                 * kernels' operation infos, which alias this struct, end at flags) */
 } bc_epi;
 
 BC_DEVICE float bc_bf16_to_f32(uint16_t h) { return __builtin_bit_cast(float, (uint32_t)h << 16); }

@@ -127,6 +127,10 @@
 #define BC_GEMM_F_RELU 4u      /* clamp at 0 */
 #define BC_GEMM_F_TMA_STORE 8u /* sm_90a: D leaves through tmap_d (16-B row pitch; C, if any, via BC_GEMM_F_C_SMEM) */
 #define BC_GEMM_F_C_SMEM 16u   /* sm_90a whole-tile: C arrives through the stage ring by TMA (tmap_c) */
+/* sm_90a short-K twins' dense-row kernels, K < 64 and a multiple of 8 with A's rows packed (ld = K):
+ * each consumer's rows of A arrive by one bulk copy as they lie in memory, and the consumer lays them
+ * out as the tensor map would have (kernels_ptx/gemm_sm90.c, sm90_dense_layout) */
+#define BC_GEMM_F_DENSE_A 32u
 
 typedef struct bc_gemm_params {
     _Alignas(64) uint64_t tmap_a[16]; /* CUtensorMap of A: dims {K, M}, box {BK, BM} */

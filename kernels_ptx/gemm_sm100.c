@@ -274,7 +274,7 @@ BC_DEVICE void sm100_gemm(uint64_t tmap_a, uint64_t tmap_b, const sm100_sched *s
     BC_KERNEL void name(bc_gemm_params p)                                                          \
     {                                                                                              \
         sm100_sched sc = {p.tiles_m, p.tiles_n, p.k_blocks, p.group_m};                            \
-        bc_epi e = {p.d, p.c, p.bias, p.m, p.n, p.ldd, p.ldc, p.alpha, p.beta, p.flags};           \
+        bc_epi e = {p.d, p.c, p.bias, p.m, p.n, p.ldd, p.ldc, p.alpha, p.beta, p.flags, p.k};            \
         sm100_gemm(bc_param_addr(#name "_param_0", 0), bc_param_addr(#name "_param_0", 128), &sc, &e, \
                    ab_fmt, out_t);                                                                 \
     }

@@ -327,7 +327,7 @@ BC_DEVICE void sm80_gemm(sm80_shape g, const sm80_args *p, const bc_epi *e, int 
         const sm80_shape g = {bm, bn, bk, wm, wn, ks, stages};                                      \
         const sm80_args q = {p.a, p.b, p.lda, p.ldb, p.m, p.n, p.k,                                 \
                              p.tiles_m, p.tiles_n, p.k_blocks, p.group_m};                          \
-        bc_epi e = {p.d, p.c, p.bias, p.m, p.n, p.ldd, p.ldc, p.alpha, p.beta, p.flags};            \
+        bc_epi e = {p.d, p.c, p.bias, p.m, p.n, p.ldd, p.ldc, p.alpha, p.beta, p.flags, p.k};            \
         sm80_gemm(g, &q, &e, p.ab_type == 1, (int)p.d_type);                                        \
     }
 #define BC_SM80_KERNEL(name, cfg) BC__APPLY(BC__SM80_KERNEL, name, cfg)

@@ -48,6 +48,16 @@ extern __attribute__((address_space(3))) __attribute__((aligned(1024))) uint8_t 
 #define SM90_CONSUMER_REGS 232
 #define SM90_PRODUCER_REGS 40
 #define SM90_BAR_EPI0 2u      /* + c: consumer c's epilogue barrier */
+/* A plan's dense A (BC_GEMM_F_DENSE_A) takes the bulk-copy path only
+ * in the twins' dense-row kernels (compiled out of every other kernel, so
+ * that their code and registers are what they were) */
+#define SM90_DENSE(g, e) ((g).dn && ((e)->flags & BC_GEMM_F_DENSE_A))
+/* Arrivals that free a stage: one per consumer; in the dense-row kernels one
+ * per consumer thread, so that each thread that wrote the stage (its layout
+ * of A) releases its own writes to the producer's next copy into it (the
+ * ordering then holds thread by thread, as compute-sanitizer's racecheck
+ * tracks it, not only through the consumer's barrier) */
+#define SM90_EMPTY_ARRIVALS(g) ((g).dn ? 128u * (g).cons : (g).cons)
 
 typedef struct sm90_sched {
     uint32_t tiles_m, tiles_n, k_blocks, group_m;
@@ -56,6 +66,7 @@ typedef struct sm90_sched {
 /* The compile-time shape of a configuration. */
 typedef struct sm90_shape {
     uint32_t cons, bn, stages, ks, ar;
+    uint32_t dn; /* the short-K twins' dense-row kernels (BC_GEMM_F_DENSE_A; see sm90_dense_layout) */
 } sm90_shape;
 
 /* Shared-memory map, from the 1024-byte aligned base: the stages, the
@@ -141,6 +152,87 @@ BC_DEVICE uint32_t sm90_c_stages(sm90_shape g, uint32_t esize)
     return (nbox + per - 1u) / per;
 }
 
+/* Short packed rows of A (BC_GEMM_F_DENSE_A, the short-K twins' dense-row
+ * kernels only: K < 64 a multiple of 8, A's ld = K). Rows of K * 2 < 128
+ * bytes lie several to a 128-byte line, and a tensor-map box asks the L2
+ * for each row on its own: when the CTAs on one row of tiles ask for the
+ * same few lines of A at once, those requests queue at the lines' L2
+ * slices (measured: 132 CTAs loading the same 64 rows of K = 8 took 5x as
+ * long as rows of 64, tools/device/tma_shortk_probe.cu). So the producer
+ * copies each consumer's rows as they lie in memory (whole lines, one bulk
+ * copy), and each consumer lays its rows out in place as the tensor map
+ * would have: row r at r * 128 bytes, 16-byte chunk j at j ^ (r % 8), zero
+ * past K and past M. The stage's bytes are the tensor map's, so the results
+ * are bit for bit those of the tensor-map path. (B's rows are shared by
+ * the few CTAs of a raster band at once, which the copy does not pay for:
+ * B always comes through its tensor map.) */
+BC_DEVICE uint32_t sm90_dense_rows(uint32_t first, uint32_t rows, uint32_t extent)
+{
+    return first >= extent ? 0u : extent - first < rows ? extent - first : rows;
+}
+
+/* The producer's copies of A's rows of one stage (from row ra0; one copy
+ * per consumer's share): returns their bytes, and issues them when
+ * `issue`. A's base is read from the kernel parameter where it is needed
+ * (`params`: its generic address, tmap_a's), so that the producer's
+ * registers need not hold it. */
+BC_DEVICE uint32_t sm90_dense_copies(sm90_shape g, const bc_epi *e, uint64_t params, uint32_t sa, uint32_t ra0,
+                                     uint32_t full, int issue)
+{
+    const uint32_t pa = g.ar / g.cons, row = e->k * 2u;
+    uint32_t bytes = 0;
+    for (uint32_t c = 0; c < g.cons; c++) {
+        const uint32_t va = sm90_dense_rows(ra0 + c * 64u, pa, e->m);
+        if (issue && va)
+            bc_bulk_load(sa + c * pa * 128u,
+                         bc_ld_u64(params + __builtin_offsetof(bc_gemm_params, a)) + (uint64_t)(ra0 + c * 64u) * row,
+                         va * row, full);
+        bytes += va * row;
+    }
+    return bytes;
+}
+
+/* Thread t128 of a consumer lays out `rows` packed rows (`valid` of them
+ * read, K * 2 bytes each at `at`) in place, as 128-byte swizzled rows, zero
+ * past K and past `valid`, 32 rows (two chunks a thread; 16 for 16 rows) at
+ * a time from the last: a block's packed bytes are all read (the
+ * consumer's barrier) before any of its rows is written, and the blocks
+ * below it lie wholly below its rows (K * 2 <= 112 < 128), so its writes
+ * never meet bytes still to be read. */
+BC_DEVICE void sm90_dense_rows_layout(uint32_t at, uint32_t rows, uint32_t valid, uint32_t k, uint32_t t128,
+                                      uint32_t bar)
+{
+    const uint32_t kc = k / 8u, j = t128 % 8u, blk = rows < 32u ? rows : 32u, per = blk / 16u;
+    for (uint32_t r0 = rows; r0 >= blk; r0 -= blk) {
+        bc_u32x4s v[2];
+#pragma unroll
+        for (uint32_t i = 0; i < 2; i++) {
+            const uint32_t r = r0 - blk + 16u * i + t128 / 8u;
+            v[i] = (bc_u32x4s){0, 0, 0, 0};
+            if (i < per && r < valid && j < kc)
+                v[i] = bc_ld_shared_v4b32(at + r * k * 2u + j * 16u);
+        }
+        bc_bar_sync(bar, 128);
+#pragma unroll
+        for (uint32_t i = 0; i < 2; i++) {
+            const uint32_t r = r0 - blk + 16u * i + t128 / 8u;
+            if (i < per)
+                bc_st_shared_v4b32(at + r * 128u + ((j ^ (r % 8u)) << 4), v[i]);
+        }
+    }
+}
+
+/* Consumer c lays out its rows of the stage's A and makes the writes
+ * visible to wgmma (the async proxy) before any of its threads issues one. */
+BC_DEVICE void sm90_dense_layout(sm90_shape g, const bc_epi *e, uint32_t st, uint32_t ra0, uint32_t c, uint32_t t128,
+                                 uint32_t bar)
+{
+    const uint32_t pa = g.ar / g.cons;
+    sm90_dense_rows_layout(st + c * pa * 128u, pa, sm90_dense_rows(ra0 + c * 64u, pa, e->m), e->k, t128, bar);
+    bc_fence_proxy_async_smem();
+    bc_bar_sync(bar, 128);
+}
+
 /* The TMA loads of one tile into the ring from the ring position *stage /
  * *phase (advanced past them): its k-blocks [kb0, kb1), then its C when C
  * comes through the ring. The launched kernel's tile loop and the resident
@@ -153,9 +245,21 @@ BC_DEVICE void sm90_produce_tile(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b,
         bc_mbar_wait(sm90_empty(g, base, *stage), bc_ring_empty_parity(*phase));
         const uint32_t full = sm90_full(g, base, *stage), sa = sm90_stage(g, base, *stage);
         const int32_t k0 = (int32_t)(kb * BC_SM90_BK);
+        const uint32_t ra0 = tile.m * 64u * g.cons, rb0 = tile.n * g.bn;
+        if (SM90_DENSE(g, e)) { /* one k-block: A by bulk copies, B by TMA */
+            /* the consumers wrote this stage (their layout) before they freed it: order those writes
+             * before the copies' (async-proxy) writes here as well */
+            bc_fence_proxy_async_smem();
+            bc_mbar_arrive_expect_tx(full, sm90_dense_copies(g, e, tmap_a, sa, ra0, full, 0) +
+                                               BC_SM90_B_STAGE_BYTES(g.bn));
+            sm90_dense_copies(g, e, tmap_a, sa, ra0, full, 1);
+            bc_tma_load_2d(sa + BC_SM90_A_STAGE_BYTES(g.ar), tmap_b, k0, (int32_t)rb0, full);
+            sm90_advance(g, stage, phase);
+            continue;
+        }
         bc_mbar_arrive_expect_tx(full, BC_SM90_STAGE_BYTES(g.ar, g.bn));
-        bc_tma_load_2d(sa, tmap_a, k0, (int32_t)(tile.m * 64u * g.cons), full);
-        bc_tma_load_2d(sa + BC_SM90_A_STAGE_BYTES(g.ar), tmap_b, k0, (int32_t)(tile.n * g.bn), full);
+        bc_tma_load_2d(sa, tmap_a, k0, (int32_t)ra0, full);
+        bc_tma_load_2d(sa + BC_SM90_A_STAGE_BYTES(g.ar), tmap_b, k0, (int32_t)rb0, full);
         sm90_advance(g, stage, phase);
     }
     if (e->flags & BC_GEMM_F_C_SMEM)
@@ -192,13 +296,13 @@ BC_DEVICE void sm90_mainloop(sm90_shape g, float *acc, uint32_t base, uint32_t c
         bc_wgmma_commit();
         /* keep this k-block's group in flight; the previous one is done */
         bc_wgmma_wait(1);
-        if (kb > kb0 && t128 == 0)
+        if (kb > kb0 && (g.dn || t128 == 0))
             bc_mbar_arrive(sm90_empty(g, base, prev));
         prev = *stage;
         sm90_advance(g, stage, phase);
     }
     bc_wgmma_wait(0);
-    if (t128 == 0)
+    if (g.dn || t128 == 0) /* SM90_EMPTY_ARRIVALS */
         bc_mbar_arrive(sm90_empty(g, base, prev));
 #pragma unroll
     for (uint32_t i = 0; i < g.bn / 2; i++)
@@ -240,7 +344,7 @@ BC_DEVICE void sm90_release_c(sm90_shape g, uint32_t base, uint32_t esize, uint3
 {
     const uint32_t n = sm90_c_stages(g, esize);
     bc_bar_sync(at->bar, 128);
-    if (at->t128 == 0)
+    if (g.dn || at->t128 == 0) /* SM90_EMPTY_ARRIVALS */
         for (uint32_t i = 0, s = first; i < n; i++, s = s + 1u == g.stages ? 0u : s + 1u)
             bc_mbar_arrive(sm90_empty(g, base, s));
 }
@@ -273,6 +377,10 @@ BC_DEVICE void sm90_consume_tile(sm90_shape g, const bc_epi *e, float *acc, bc_s
     const int c_thr = !g.ks && (e->flags & (BC_GEMM_F_C | BC_GEMM_F_C_SMEM)) == BC_GEMM_F_C;
     if (c_thr && kb1 - kb0 <= BC_SM90_CPF_KB)
         bc_sm90_prefetch_c(e, g.bn, at->row0, at->col0, at->t128, out_t);
+    if (SM90_DENSE(g, e)) { /* one k-block (dense A: K < 64) */
+        bc_mbar_wait(sm90_full(g, base, *stage), bc_ring_full_parity(*phase));
+        sm90_dense_layout(g, e, sm90_stage(g, base, *stage), tile.m * 64u * g.cons, c, at->t128, at->bar);
+    }
     if (f16)
         sm90_mainloop(g, acc, base, c, kb0, kb1, stage, phase, 1);
     else
@@ -316,7 +424,7 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
     const uint32_t tid = bc_tid_x();
     if (tid < g.stages) { /* one thread per stage: the inits overlap */
         bc_mbar_init(sm90_full(g, base, tid), 1);
-        bc_mbar_init(sm90_empty(g, base, tid), g.cons);
+        bc_mbar_init(sm90_empty(g, base, tid), SM90_EMPTY_ARRIVALS(g));
         bc_mbar_fence_init();
     }
     if (tid == BC_SM90_PRODUCER_THREADS - 32u) { /* another warp: the prefetches overlap the inits */
@@ -365,17 +473,19 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
 /* One kernel per configuration. The parameter is only ever read field by
  * field, and the tensor maps by their parameter-space address, so it never
  * leaves parameter space. */
-#define BC__SM90_KERNEL(name, cons, bn, stages, ks, ar)                                            \
+#define BC__SM90_KERNEL(name, dn, cons, bn, stages, ks, ar)                                        \
     BC_KERNEL void name(bc_gemm_params p)                                                          \
     {                                                                                              \
-        const sm90_shape g = {cons, bn, stages, ks, ar};                                           \
+        const sm90_shape g = {cons, bn, stages, ks, ar, dn};                                       \
         sm90_sched sc = {p.tiles_m, p.tiles_n, p.k_blocks, p.group_m};                             \
-        bc_epi e = {p.d, p.c, p.bias, p.m, p.n, p.ldd, p.ldc, p.alpha, p.beta, p.flags};           \
+        bc_epi e = {p.d, p.c, p.bias, p.m, p.n, p.ldd, p.ldc, p.alpha, p.beta, p.flags, p.k};            \
         sm90_gemm(g, bc_param_addr(#name "_param_0", 0), bc_param_addr(#name "_param_0", 128),     \
                   bc_param_addr(#name "_param_0", 256), bc_param_addr(#name "_param_0", 512), &sc, &e, \
                   p.ab_type == 1, (int)p.d_type);                                                  \
     }
-#define BC_SM90_KERNEL(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, cfg)
+#define BC_SM90_KERNEL(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, 0, cfg)
+/* a short-K twin's dense-row kernel (BC_GEMM_F_DENSE_A) */
+#define BC_SM90_KERNEL_DENSE(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, 1, cfg)
 
 _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_128X256) <= 232448, "128x256: over the 227 KiB opt-in limit");
 _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_128X128) <= 232448, "128x128: over the 227 KiB opt-in limit");
@@ -417,3 +527,6 @@ BC_SM90_KERNEL(bc_gemm_sm90_64x32m16, BC_SM90_CFG_64X32M16)
 BC_SM90_KERNEL(bc_gemm_sm90_64x32m16s, BC_SM90_CFG_64X32M16S)
 BC_SM90_KERNEL(bc_gemm_sm90_64x32m16t, BC_SM90_CFG_64X32M16T)
 BC_SM90_KERNEL(bc_gemm_sm90_64x32t, BC_SM90_CFG_64X32T)
+BC_SM90_KERNEL_DENSE(bc_gemm_sm90_128x64td, BC_SM90_CFG_128X64T)
+BC_SM90_KERNEL_DENSE(bc_gemm_sm90_64x32m16td, BC_SM90_CFG_64X32M16T)
+BC_SM90_KERNEL_DENSE(bc_gemm_sm90_64x32td, BC_SM90_CFG_64X32T)

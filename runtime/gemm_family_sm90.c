@@ -68,12 +68,18 @@
  * to it (change 49: 4-20% under 64x32 and 128x64t on 108 shapes of M
  * 17-4000, K 8-128, except grids of more than a round of it). */
 #define BC_SM90_SKINNY_SHORT_K_MIN_M 1u
-#define SM90_SHORT_K_CONFIG(nm, id, w, per_sm, min_m_, cons, bn_, stages, ks, ar)                  \
+#define SM90_SHORT_K_CONFIG(nm, id, dense, w, per_sm, min_m_, cons, bn_, stages, ks, ar)           \
     {                                                                                              \
         SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .max_kb = BC_SM90_SHORT_K_MAX_KB,           \
         .min_m = (min_m_), .sm_share = 64u * (cons) * (bn_) > 2048u ? BC_SM90_SHORT_K_SM_SHARE : 0u,  \
-        .tma_store = 1, .persistent = 1, .ctas_per_sm = (per_sm),                                  \
+        .tma_store = 1, .persistent = 1, .ctas_per_sm = (per_sm), .kernel_dense = (dense),         \
+        .dense_min_pct = (cons) > 1 ? BC_SM90_DENSE_MIN_PCT_2CONS : 0u,                            \
     }
+/* The two-consumer twin's dense-row kernel (128x64td) lost 2-14% where it
+ * saves half of A's row requests or less (K = 32, 48, 56: rows of 64 B, or
+ * rows of 96 and 112 B that cross a line half the time or more), won
+ * 5-43% at K = 8, 16, 24 and 40 (PERF_NOTES.md change 50) */
+#define BC_SM90_DENSE_MIN_PCT_2CONS 55u
 /* A split-K tile of one consumer warpgroup (64x32s, 64x32m16s): its own
  * exchange cost and the share of the SMs a round of its clusters fills. */
 #define SM90_SPLIT_CONFIG(nm, id, w, cost, wave, cons, bn_, stages, ks, ar)                        \
@@ -93,9 +99,10 @@ static const bc__gemm_config configs[] = {
     BC__APPLY(SM90_SPLIT_CONFIG, "64x32s", BC_K_GEMM_SM90_64X32S, 30, BC_SM90_NARROW_SPLIT_COST_KB,
               BC_SM90_SKINNY_WAVE_PCT, BC_SM90_CFG_64X32S),
     /* the narrow tile's short-K twin (four CTAs an SM), ahead of 128x64t so that it takes their ties */
-    BC__APPLY(SM90_SHORT_K_CONFIG, "64x32t", BC_K_GEMM_SM90_64X32T, 30, 4, BC_SM90_SHORT_K_MIN_M, BC_SM90_CFG_64X32T),
-    BC__APPLY(SM90_SHORT_K_CONFIG, "128x64t", BC_K_GEMM_SM90_128X64T, 60, 2, BC_SM90_SHORT_K_MIN_M,
-              BC_SM90_CFG_128X64T),
+    BC__APPLY(SM90_SHORT_K_CONFIG, "64x32t", BC_K_GEMM_SM90_64X32T, BC_K_GEMM_SM90_64X32TD, 30, 4,
+              BC_SM90_SHORT_K_MIN_M, BC_SM90_CFG_64X32T),
+    BC__APPLY(SM90_SHORT_K_CONFIG, "128x64t", BC_K_GEMM_SM90_128X64T, BC_K_GEMM_SM90_128X64TD, 60, 2,
+              BC_SM90_SHORT_K_MIN_M, BC_SM90_CFG_128X64T),
     /* skinny M: the 64x32 tile with stages of 16 A rows (twice the B bytes in flight); within
      * M <= 16 the rule takes a skinny configuration outright and weighs this one against its
      * split-K twin below by the cost model (gemm_plan.c, rule_pick; PERF_NOTES.md) */
@@ -105,8 +112,8 @@ static const bc__gemm_config configs[] = {
     BC__APPLY(SM90_SPLIT_CONFIG, "64x32m16s", BC_K_GEMM_SM90_64X32M16S, 30, BC_SM90_SKINNY_SPLIT_COST_KB,
               BC_SM90_SKINNY_WAVE_PCT, BC_SM90_CFG_64X32M16S),
     /* its short-K twin: four CTAs an SM for K of one or two k-blocks */
-    BC__APPLY(SM90_SHORT_K_CONFIG, "64x32m16t", BC_K_GEMM_SM90_64X32M16T, 30, 4, BC_SM90_SKINNY_SHORT_K_MIN_M,
-              BC_SM90_CFG_64X32M16T),
+    BC__APPLY(SM90_SHORT_K_CONFIG, "64x32m16t", BC_K_GEMM_SM90_64X32M16T, BC_K_GEMM_SM90_64X32M16TD, 30, 4,
+              BC_SM90_SKINNY_SHORT_K_MIN_M, BC_SM90_CFG_64X32M16T),
 };
 
 static const bc__gemm_arch archs[] = {{9, 0, BC__ROLE_RULE}};

@@ -354,6 +354,45 @@ static int use_c_smem(const bc_gemm_desc *d, const bc__gemm_config *c)
     return c->tma_store && d->beta != 0.0f && ((uint64_t)d->ldc * es) % 16 == 0 && 64 * inner <= stage;
 }
 
+/* Short packed rows of A. When K is one partial k-block of whole 16-byte
+ * chunks and A's rows are packed (ld = K), a tensor map asks the L2 for
+ * each row of a box on its own (twice for a row that crosses a 128-byte
+ * line), while the rows lie several to a line; the CTAs running at once on
+ * the tiles of one row all ask for the same rows, and the requests queue
+ * at those lines' L2 slices. A short-K twin's dense-row kernel copies A as
+ * it lies (one bulk copy a consumer's rows: one request a line) and lays
+ * it out in shared memory itself (kernels_ptx/gemm_sm90.c), which
+ * lengthens every tile's chain by ~0.3 us; so a plan takes it when at least
+ * BC_DENSE_MIN_CTAS CTAs share A's rows at once and the requests they save
+ * together, CTAs x (requests a box - lines a box), are at least
+ * BC_DENSE_MIN_SAVED and, per configuration, at least dense_min_pct % of
+ * the box's requests (fitted on 58 shapes, PERF_NOTES.md change 50). CTAs
+ * at once on a row: the grid's, over the rows of a raster band (GROUP_M
+ * tile rows, walked down each band's rows first). B's rows are shared by
+ * no more than a band's rows of CTAs at once: always its tensor map. */
+#define BC_DENSE_MIN_CTAS 32u
+#define BC_DENSE_MIN_SAVED 1500.0
+static uint32_t dense_flags(const bc_gemm_desc *d, const bc__gemm_config *c, const bc_gemm_params *p,
+                            uint32_t grid)
+{
+    if (c->kernel_dense == 0 || d->k >= c->bk || d->k % 8 != 0 || d->lda != d->k)
+        return 0;
+    const uint64_t band = p->tiles_m < p->group_m ? p->tiles_m : p->group_m, row_ctas = ceil_div(grid, band);
+    const uint64_t ctas = row_ctas < p->tiles_n ? row_ctas : p->tiles_n;
+    const uint64_t rows = (uint64_t)d->m < c->a_rows ? (uint64_t)d->m : c->a_rows, rb = (uint64_t)d->k * 2u;
+    uint64_t g = rb, h = 128; /* gcd(rb, 128): rows starting g bytes apart cross a line (rb - g) / 128 of the time */
+    while (h) {
+        const uint64_t t = g % h;
+        g = h, h = t;
+    }
+    const double requests = (double)rows * (1.0 + (double)(rb - g) / 128.0);
+    const double lines = (double)ceil_div(rows * rb, 128);
+    return ctas >= BC_DENSE_MIN_CTAS && (double)ctas * (requests - lines) >= BC_DENSE_MIN_SAVED &&
+                   100.0 * (requests - lines) >= (double)c->dense_min_pct * requests
+               ? BC_GEMM_F_DENSE_A
+               : 0u;
+}
+
 /* D may leave through a TMA store when the configuration can, C (if read)
  * arrives through shared memory, and D's rows are 16-byte multiples. */
 static int use_tma_store(const bc_gemm_desc *d, const bc__gemm_config *c)
@@ -465,7 +504,7 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
 
     bc_gemm_plan_info *in = &pl->info;
     in->config = c->name;
-    in->kernel = kernel_names[c->kernel[pl->desc.ab_type][pl->desc.d_type]];
+    in->kernel = kernel_names[pl->kernel];
     in->tile_m = c->bm;
     in->tile_n = c->bn;
     in->tile_k = c->bk;
@@ -519,7 +558,14 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
         goto fail_free;
     fill_params(pl, &k);
     pl->params.split_k = split;
+    pl->kernel = c->kernel[k.ab_type][k.d_type];
     fill_launch(pl, (uint32_t)dev->info.sm_count);
+    if (dense_flags(&k, c, &pl->params, pl->launch.gridDimX) && dev->image.fn[c->kernel_dense] != NULL) {
+        pl->params.flags |= BC_GEMM_F_DENSE_A; /* the twin's dense-row kernel (loaded with it) */
+        pl->fn = dev->image.fn[c->kernel_dense], pl->kernel = c->kernel_dense;
+        pl->info.kernel = kernel_names[pl->kernel];
+        pl->info.dense_a = 1;
+    }
     bc__list_push(&dev->plans, &pl->link);
     *out_plan = pl;
     return BC_OK;

@@ -55,7 +55,7 @@ def build_rows(items, ours, cublas, peak_flops, peak_bw):
             "floor_us": fl, "floor_bound": bound,
             "ours_pct_floor": 100.0 * fl / ours_us if ours_us else None,
             "cublas_pct_floor": 100.0 * fl / cub_us if cub_us else None,
-            "config": (o.get("config") or "") + ("^T" if o.get("swapped") else "") if o else None, "split_k": o.get("split_k") if o else None,
+            "config": (o.get("config") or "") + ("^T" if o.get("swapped") else "") + ("^D" if o.get("dense_a") else "") if o else None, "split_k": o.get("split_k") if o else None,
             "sets": o.get("sets") if o else None,
             "cublas_what": c.get("what") if c else None, "cublas_kernels": c.get("kernels") if c else None,
         })

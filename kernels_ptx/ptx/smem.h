@@ -14,6 +14,22 @@ BC_DEVICE void bc_st_shared_v2f32(uint32_t a, float x, float y)
     asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(a), "f"(x), "f"(y));
 }
 
+typedef struct bc_u32x4s {
+    uint32_t x, y, z, w;
+} bc_u32x4s;
+
+BC_DEVICE bc_u32x4s bc_ld_shared_v4b32(uint32_t a)
+{
+    bc_u32x4s v;
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a));
+    return v;
+}
+
+BC_DEVICE void bc_st_shared_v4b32(uint32_t a, bc_u32x4s v)
+{
+    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(a), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
+}
+
 typedef struct bc_f32x4s {
     float x, y, z, w;
 } bc_f32x4s;

@@ -30,6 +30,23 @@ BC_DEVICE void bc_tma_load_2d(uint32_t dst, uint64_t tmap, int32_t c0, int32_t c
                  ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
 
+/* A 64-bit load through a generic address (a kernel parameter's field, see
+ * bc_param_addr), issued where it stands. */
+BC_DEVICE uint64_t bc_ld_u64(uint64_t addr)
+{
+    uint64_t v;
+    asm volatile("ld.u64 %0, [%1];" : "=l"(v) : "l"(addr));
+    return v;
+}
+
+/* 1-D bulk copy global -> shared of `bytes` (a multiple of 16; both
+ * addresses 16-byte aligned), completing `bar` with the bytes copied. */
+BC_DEVICE void bc_bulk_load(uint32_t dst, uint64_t src, uint32_t bytes, uint32_t bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+
 /* The same load multicast to every CTA of the cluster whose bit is set in
  * `mask` (bit i = %cluster_ctarank i): data and complete_tx land at the
  * same shared offsets in each. */

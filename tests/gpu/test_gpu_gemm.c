@@ -287,6 +287,97 @@ static void test_gemm_n1_transposed(void **state)
     run_repeated(env, &cases[12].gc, 10);
 }
 
+/* Rows of A of K < 64 elements, packed (ld = K), shared by enough CTAs at
+ * once that a short-K twin's dense-row kernel copies them as they lie and
+ * lays them out in shared memory; the same values with rows 8 elements
+ * apart go through the tensor map (the twin's own kernel). Both right
+ * against the reference and byte-identical to each other: on every twin
+ * and the rule, every K of whole 16-byte chunks, ragged N, ragged M over
+ * several row tiles (a 128-row tile whose second consumer has no rows),
+ * with the epilogues. `dense`: the plan must run a dense-row kernel. */
+static void dense_vs_maps(gpu_env *env, const gcase *gc, int dense)
+{
+    if (too_big_for_quick(gc->m, gc->n, gc->k))
+        return;
+    gbufs g;
+    make_buffers(env, gc, &g); /* packed: gc->pad == 0 */
+    bc_gemm_plan *plan = NULL;
+    CHECK_BC(bc_gemm_plan_create(env->dev, &g.d, &plan));
+    bc_gemm_plan_info i1, i2;
+    CHECK_BC(bc_gemm_plan_query(plan, &i1));
+    const size_t kl = strlen(i1.kernel);
+    print_message("  %lldx%lldx%lld: %s\n", (long long)gc->m, (long long)gc->n, (long long)gc->k, i1.kernel);
+    if (dense && i1.kernel[kl - 1] != 'd')
+        fail_msg("%lldx%lldx%lld on %s: not the dense-row kernel", (long long)gc->m, (long long)gc->n,
+                 (long long)gc->k, i1.kernel);
+    poison_and_run(env, plan, &g);
+    check_result(gc, &g);
+    const size_t sd = bytes_of(g.d.m, g.d.ldd, g.d.d_type), es = bc_dtype_bytes(g.d.ab_type);
+    void *want = malloc(sd);
+    memcpy(want, g.hd, sd);
+    bc_gemm_desc d2 = g.d;
+    d2.lda = d2.ldb = gc->k + 8;
+    const size_t sa = (size_t)(gc->m * d2.lda) * es, sb = (size_t)(gc->n * d2.ldb) * es;
+    char *ha2 = malloc(sa), *hb2 = malloc(sb);
+    memset(ha2, 0x7F, sa), memset(hb2, 0x7F, sb); /* the gaps: huge values, which must not be read */
+    for (int64_t r = 0; r < gc->m; r++)
+        memcpy(ha2 + (size_t)(r * d2.lda) * es, (const char *)g.ha + (size_t)(r * gc->k) * es, (size_t)gc->k * es);
+    for (int64_t r = 0; r < gc->n; r++)
+        memcpy(hb2 + (size_t)(r * d2.ldb) * es, (const char *)g.hb + (size_t)(r * gc->k) * es, (size_t)gc->k * es);
+    bc_devptr a2, b2;
+    CHECK_BC(bc_mem_alloc(env->dev, sa, &a2));
+    CHECK_BC(bc_mem_alloc(env->dev, sb, &b2));
+    CHECK_BC(bc_memcpy_htod(env->dev, a2, ha2, sa));
+    CHECK_BC(bc_memcpy_htod(env->dev, b2, hb2, sb));
+    d2.a = a2, d2.b = b2;
+    bc_gemm_plan *plan2 = NULL;
+    CHECK_BC(bc_gemm_plan_create(env->dev, &d2, &plan2));
+    CHECK_BC(bc_gemm_plan_query(plan2, &i2));
+    assert_string_equal(i1.config, i2.config);
+    assert_int_equal(i2.kernel[strlen(i2.kernel) - 1] == 'd', 0);
+    CHECK_BC(bc_memset_d8_async(env->s, g.dd, 0xFF, sd));
+    CHECK_BC(bc_gemm_launch(plan2, env->s));
+    CHECK_BC(bc_stream_wait(env->s, 30ull * 1000000000ull));
+    CHECK_BC(bc_memcpy_dtoh(env->dev, g.hd, g.dd, sd));
+    if (memcmp(want, g.hd, sd) != 0)
+        fail_msg("%lldx%lldx%lld on %s: packed rows and rows 8 apart give different bytes", (long long)gc->m,
+                 (long long)gc->n, (long long)gc->k, i1.config);
+    bc_mem_free(env->dev, a2), bc_mem_free(env->dev, b2);
+    free(want), free(ha2), free(hb2);
+    bc_gemm_plan_destroy(plan), bc_gemm_plan_destroy(plan2);
+    free_buffers(env, &g);
+}
+
+static void test_gemm_dense_rows(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    static const char *const configs[] = {NULL, "sm90_64x32t", "sm90_128x64t", "sm90_64x32m16t"};
+    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++)
+        for (int64_t k = 8; k < 64; k += 8) {
+            /* hundreds of CTAs at once on a row of A: the twins take their dense-row kernels */
+            const int skinny = configs[c] && strstr(configs[c], "m16");
+            const int64_t dshape[2][2] = {
+                {skinny ? 13 : 37, 25619}, /* one row of tiles, N ragged */
+                {133, 12307},              /* three (or two) rows, the last of 5 */
+            };
+            for (int s = 0; s < (skinny || k > 16 ? 1 : 2); s++) {
+                const int v = (int)((size_t)(k / 8) + c + (size_t)s) % 4; /* an epilogue for each case */
+                const int64_t m = dshape[s][0], n = dshape[s][1];
+                const gcase cases[] = {
+                    {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, configs[c], 1, 0, 0},
+                    {m, n, k, BC_DTYPE_F16, BC_DTYPE_F32, 0.75f, -0.5f, 1, 1, 0, 0, configs[c], 1, 0, 0},
+                    {m, n, k, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, 1.0f, 0, 1, 0, 0, configs[c], 1, 1, 0},
+                    {m, n, k, BC_DTYPE_F16, BC_DTYPE_BF16, 1.5f, 0.0f, 1, 0, 0, 0, configs[c], 1, 0, 0},
+                };
+                /* 128x64t takes it only where it saves more than half of A's row requests */
+                const int half = configs[c] && strstr(configs[c], "128x64t") && (k == 32 || k == 48 || k == 56);
+                dense_vs_maps(env, &cases[v], configs[c] != NULL && !half);
+            }
+        }
+}
+
 /* The same plan 100 times: every output byte-identical to the first. */
 static void test_gemm_deterministic_100(void **state)
 {
@@ -407,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_gemm_narrow_split),
         cmocka_unit_test(test_gemm_c_aliases_d),
         cmocka_unit_test(test_gemm_n1_transposed),
+        cmocka_unit_test(test_gemm_dense_rows),
         cmocka_unit_test(test_gemm_deterministic_100),
         cmocka_unit_test(test_graph_mode),
         cmocka_unit_test(test_dependent_chain),

@@ -238,6 +238,91 @@ static void test_packed_launch_sm90(void **state)
     env_close(&e);
 }
 
+/* Short packed rows of A: a short-K twin's dense-row kernel copies A as it
+ * lies in memory (BC_GEMM_F_DENSE_A) when K is one partial k-block of whole
+ * 16-byte chunks, A's rows are packed (ld = K), at least 32 CTAs share
+ * A's rows at once and the L2 requests they save, CTAs x (a box's row
+ * requests, two for a row across a line - its lines), are at least 1500
+ * (and, for 128x64t, more than half of them: 55%); never another
+ * configuration, a K of 64 or more, or rows with a gap. */
+static void test_dense_rows(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    const fake_launch *l = NULL;
+    const uint32_t dense = BC_GEMM_F_DENSE_A;
+    /* 1 x 280 tiles, all at once: A's 40 rows (8 a line) shared by 280 CTAs */
+    bc_gemm_desc d = base_desc(&e, 40, 8958, 8);
+    bc_gemm_params p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32td");
+    assert_int_equal(p.flags, BC_GEMM_F_DENSE_A); /* D's rows are not 16-byte multiples: no TMA store */
+    assert_int_equal(p.a, e.a), assert_int_equal(p.b, e.b), assert_int_equal(p.k, 8);
+    assert_int_equal(l->smem, BC_SM90_SMEM_OF(BC_SM90_CFG_64X32T));
+    bc_gemm_plan *plan = NULL;
+    bc_gemm_plan_info info;
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &plan));
+    assert_ok(bc_gemm_plan_query(plan, &info));
+    assert_string_equal(info.config, "sm90_64x32t");
+    assert_string_equal(info.kernel, "bc_gemm_sm90_64x32td");
+    bc_gemm_plan_destroy(plan);
+    d.lda = 16; /* A's rows with a gap: its tensor map, the twin's own kernel */
+    p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32t");
+    assert_int_equal(p.flags & dense, 0);
+    d.lda = 8, d.ldb = 16; /* B's layout does not matter */
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.flags & dense, dense);
+    /* 280 CTAs x (40 requests - 10, 15 (rows of 48 B: a quarter cross a line: 50 requests), 20, 35 lines) */
+    const int64_t ks[] = {16, 24, 32, 56};
+    for (int i = 0; i < 4; i++) {
+        d = base_desc(&e, 40, 8958, ks[i]);
+        p = launch_and_decode(&e, &d, &l);
+        assert_int_equal(p.flags & dense, dense);
+    }
+    d = base_desc(&e, 40, 8958, 64); /* a whole k-block: the tensor maps */
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.flags & dense, 0);
+    d = base_desc(&e, 40, 8958, 8); /* a configuration without a dense-row kernel */
+    d.config = "sm90_64x32";
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.flags & dense, 0);
+    d.config = "sm90_128x64t"; /* 140 tiles at once on A's row */
+    p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x64td");
+    assert_int_equal(p.flags & dense, dense);
+    /* 32 x 63 tiles of 128x64t, 264 CTAs over bands of 8 rows: 33 at once on a row, x (128 - 16) */
+    d = base_desc(&e, 4000, 4000, 8);
+    p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x64td");
+    assert_int_equal(p.flags & dense, dense);
+    d = base_desc(&e, 640, 9825, 32); /* 128x64t saving only half its requests (rows of 64 B, two a line) */
+    p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x64t");
+    assert_int_equal(p.flags & dense, 0);
+    d = base_desc(&e, 300, 20000, 40); /* ... but 58% of them at rows of 80 B */
+    p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x64td");
+    d = base_desc(&e, 1000, 1000, 8); /* 8 x 16 tiles: 16 at once on a row, fewer than 32 */
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.flags & dense, 0);
+    d = base_desc(&e, 7, 1750, 32); /* 55 tiles x (7 - 4) */
+    p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16t");
+    assert_int_equal(p.flags & dense, 0);
+    d = base_desc(&e, 16, 8000, 24); /* the skinny twin: 250 tiles x (20 - 6) */
+    p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16td");
+    assert_int_equal(p.flags & dense, dense);
+    d = base_desc(&e, 1, 14309, 8); /* one row of A: nothing shares its line */
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.flags & dense, 0);
+    d = base_desc(&e, 5000, 1, 16); /* N = 1 transposed: the kernel's A is the caller's one-row B */
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.m, 1), assert_int_equal(p.n, 5000);
+    assert_int_equal(p.flags & dense, 0);
+    env_close(&e);
+}
+
 /* The configuration rule (README): the least waves x tile area / weight on
  * 132 SMs; and an explicit choice. */
 static void test_packed_launch_sm100(void **state)
@@ -456,6 +541,7 @@ int main(void)
         ft_test(test_validation_rules),
         ft_test(test_no_kernel_for_device),
         ft_test(test_packed_launch_sm90),
+        ft_test(test_dense_rows),
         ft_test(test_packed_launch_sm100),
         ft_test(test_blackwell_capacity),
         ft_test(test_launch_is_one_call_no_alloc),

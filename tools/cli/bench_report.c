@@ -51,7 +51,7 @@ void bench_print_row(const bench_opts *o, const bench_row *r)
 {
     char shape[64], cfg[64];
     /* ^T: an N = 1 plan run as the 1 x M product B . A^T (README, "GEMM configurations") */
-    snprintf(cfg, sizeof cfg, "%s%s", config_name(r, o), r->info.swapped ? "^T" : "");
+    snprintf(cfg, sizeof cfg, "%s%s%s", config_name(r, o), r->info.swapped ? "^T" : "", r->info.dense_a ? "^D" : "");
     snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)r->s.m, (long long)r->s.n, (long long)r->s.k);
     if (!o->sweep) {
         printf("%-18s %-26s %5u %3u %5u %4d ", shape, cfg, r->info.grid_x, r->info.cluster_x,
@@ -83,9 +83,9 @@ static void json_row(const bench_opts *o, const bench_row *r)
 {
     printf("{\"m\":%lld,\"n\":%lld,\"k\":%lld,\"config\":", (long long)r->s.m, (long long)r->s.n, (long long)r->s.k);
     bc_cli_json_string(stdout, r->verdict == BENCH_SKIP ? config_name(r, o) : r->info.config ? r->info.config : "");
-    printf(",\"swapped\":%s,\"grid\":%u,\"block\":%u,\"cluster\":%u,\"split_k\":%u,\"tiles\":%u,\"sets\":%d,"
+    printf(",\"swapped\":%s,\"dense_a\":%s,\"grid\":%u,\"block\":%u,\"cluster\":%u,\"split_k\":%u,\"tiles\":%u,\"sets\":%d,"
            "\"verified\":%s,\"failed_check\":",
-           r->info.swapped ? "true" : "false", r->info.grid_x, r->info.block_x, r->info.cluster_x, r->info.split_k,
+           r->info.swapped ? "true" : "false", r->info.dense_a ? "true" : "false", r->info.grid_x, r->info.block_x, r->info.cluster_x, r->info.split_k,
            r->info.tiles, r->sets,
            r->verdict == BENCH_PASS ? "true" : "false");
     if (r->failed_check)
@@ -159,7 +159,7 @@ int bench_write_csv(const bench_opts *o, const bench_row *rows, int n, int sm_co
     if (f == NULL)
         return fprintf(stderr, "barecuda bench: cannot write --csv %s\n", o->csv), -1;
     fprintf(f, "seed,index,m,n,k,epilogue,ab,out,alpha,beta,c_alias,bias,relu,config,split,grid,cluster,sets,status,"
-               "median_us,min_us,max_us,tflops,floor_us,pct_floor,forced_config,forced_split,sm_count,swapped\n");
+               "median_us,min_us,max_us,tflops,floor_us,pct_floor,forced_config,forced_split,sm_count,swapped,dense_a\n");
     for (int i = 0; i < n; i++) {
         const bench_row *r = &rows[i];
         if (r->verdict == BENCH_NOT_RUN)
@@ -176,7 +176,8 @@ int bench_write_csv(const bench_opts *o, const bench_row *rows, int n, int sm_co
                     r->pct_floor);
         else
             fprintf(f, ",,,,%.6g,,", r->floor_us);
-        fprintf(f, "%s,%u,%d,%u\n", o->config ? o->config : "", o->split_k, sm_count, r->info.swapped);
+        fprintf(f, "%s,%u,%d,%u,%u\n", o->config ? o->config : "", o->split_k, sm_count, r->info.swapped,
+                r->info.dense_a);
     }
     if (fclose(f) != 0)
         return fprintf(stderr, "barecuda bench: cannot write --csv %s\n", o->csv), -1;

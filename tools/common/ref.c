@@ -131,6 +131,12 @@ void bc_ref_fill_normal(void *p, bc_dtype t, size_t n, double scale, bc_rng *r)
 void bc_ref_gemm_row(const bc_gemm_desc *d, const void *a, const void *b, const void *c,
                      const void *bias, int64_t row, double *out_row)
 {
+    bc_ref_gemm_row_pre(d, a, b, c, bias, row, out_row, NULL);
+}
+
+void bc_ref_gemm_row_pre(const bc_gemm_desc *d, const void *a, const void *b, const void *c,
+                         const void *bias, int64_t row, double *out_row, double *pre_sq)
+{
     const int64_t lda = d->lda ? d->lda : d->k, ldb = d->ldb ? d->ldb : d->k;
     const int64_t ldc = d->ldc ? d->ldc : d->n;
     double *arow = malloc((size_t)d->k * sizeof *arow);
@@ -145,6 +151,8 @@ void bc_ref_gemm_row(const bc_gemm_desc *d, const void *a, const void *b, const 
             v += (double)d->beta * bc_ref_get(c, d->d_type, (size_t)(row * ldc + n));
         if (bias)
             v += bc_ref_get(bias, d->d_type, (size_t)n);
+        if (pre_sq)
+            *pre_sq += v * v;
         if (d->relu && v < 0.0)
             v = 0.0;
         out_row[n] = v;

@@ -35,6 +35,13 @@ void bc_ref_fill_normal(void *p, bc_dtype t, size_t n, double scale, bc_rng *r);
 void bc_ref_gemm_row(const bc_gemm_desc *d, const void *a, const void *b, const void *c,
                      const void *bias, int64_t row, double *out_row);
 
+/* The same, adding to *pre_sq the squares of the row's values before the
+ * activation (ReLU): the scale the accumulation error is made at, which a
+ * row that ReLU clamps almost to zero no longer shows (check_result's
+ * relative Frobenius bound divides by it). */
+void bc_ref_gemm_row_pre(const bc_gemm_desc *d, const void *a, const void *b, const void *c,
+                         const void *bias, int64_t row, double *out_row, double *pre_sq);
+
 typedef struct bc_ref_error {
     double err_sq, ref_sq; /* sums of squares: ||D - ref||^2, ||ref||^2 */
     double max_abs;        /* largest |D - ref| */

@@ -8,12 +8,15 @@
 // records the time (%globaltimer); `tk 1` times one box alone (latency);
 // `tk N 1`: every CTA loads the same rows (as every CTA of a GEMM row of
 // tiles loads the same A box). Warm: the same matrix every launch.
-// Variants: "2d": {K, rows} box {64, 64}, 128-byte swizzle (the GEMM's map),
-// with L2 promotion none / 128 / 256 bytes; "2dn": box {K rounded up to 8,
-// 64}, no swizzle; "3d": {8, rows, K/8} (strides K*2 and 16 bytes) box
-// {8, 64, 8}, no swizzle: 16-byte chunks laid out as the wgmma no-swizzle
-// K-major core matrices; "3d2": the same with box {8, 64, ceil(K/8)};
-// "dense": 64 packed rows read as whole 128-byte lines (K*64/64 of them).
+// Variants (as printed): "2d sw128 p0/p128/p256": {K, rows} box {64, 64},
+// 128-byte swizzle (the GEMM's map), L2 promotion none / 128 / 256 bytes;
+// "2dn box K": box {K, 64}, no swizzle; "3d box 8 ch": {8, rows, K/8}
+// (strides K*2 and 16 bytes) box {8, 64, 8}, no swizzle (16-byte chunks as
+// wgmma's no-swizzle K-major core matrices); "3d box K ch": the same with
+// box {8, 64, K/8}; "dense 128B": the 64 packed rows read as whole 128-byte
+// lines (K of them). On the H100 (CUDA 13.0), 132 CTAs loading the same
+// rows: two boxes 3.1 us at K = 8 against 0.61 at K = 64, dense 0.48
+// (kernels_ptx/PERF_NOTES.md, change 50).
 // Build and run: nvcc -arch=sm_90a -o /tmp/tk tools/device/tma_shortk_probe.cu -lcuda && /tmp/tk
 #include <cuda.h>
 #include <cuda_runtime.h>

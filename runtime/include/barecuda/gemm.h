@@ -108,6 +108,9 @@ typedef struct bc_gemm_plan_info {
     uint32_t swapped;        /* 1: an N = 1 plan runs as the 1 x M product B . A^T, so the tile,
                                 grid and tile counts above describe that product (README,
                                 "GEMM configurations") */
+    uint32_t dense_a;        /* 1: A's rows are short and packed, and the kernel copies them as they
+                                lie and lays them out itself (the configuration's dense-row kernel;
+                                README, "GEMM configurations") */
 } bc_gemm_plan_info;
 
 /* Contract: describes the chosen configuration; no driver call. */
