@@ -527,6 +527,12 @@ BC_SM90_KERNEL(bc_gemm_sm90_64x32m16, BC_SM90_CFG_64X32M16)
 BC_SM90_KERNEL(bc_gemm_sm90_64x32m16s, BC_SM90_CFG_64X32M16S)
 BC_SM90_KERNEL(bc_gemm_sm90_64x32m16t, BC_SM90_CFG_64X32M16T)
 BC_SM90_KERNEL(bc_gemm_sm90_64x32t, BC_SM90_CFG_64X32T)
+/* the dense-row code takes consumer c's rows of A from row c * 64 and puts them at c * (ar / cons) rows
+ * into the stage: the same only where a consumer's share of A is 64 rows (or there is one consumer) */
+#define BC__SM90_DENSE_SHARE_OK(cons, bn, stages, ks, ar) ((cons) == 1 || (ar) == 64 * (cons))
+_Static_assert(BC__APPLY(BC__SM90_DENSE_SHARE_OK, BC_SM90_CFG_128X64T), "128x64td: a consumer's rows of A");
+_Static_assert(BC__APPLY(BC__SM90_DENSE_SHARE_OK, BC_SM90_CFG_64X32T), "64x32td: a consumer's rows of A");
+_Static_assert(BC__APPLY(BC__SM90_DENSE_SHARE_OK, BC_SM90_CFG_64X32M16T), "64x32m16td: a consumer's rows of A");
 BC_SM90_KERNEL_DENSE(bc_gemm_sm90_128x64td, BC_SM90_CFG_128X64T)
 BC_SM90_KERNEL_DENSE(bc_gemm_sm90_64x32m16td, BC_SM90_CFG_64X32M16T)
 BC_SM90_KERNEL_DENSE(bc_gemm_sm90_64x32td, BC_SM90_CFG_64X32T)

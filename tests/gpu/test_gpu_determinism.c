@@ -5,7 +5,8 @@
  * overlapping: a whole-tile plan, a split-K plan (its partials meet in
  * distributed shared memory, so it needs no workspace and may overlap
  * itself), a plan with beta*C (C through the stage ring), one whose D rows
- * are not 16-byte multiples (the copy-out store path), a skinny-M plan, and
+ * are not 16-byte multiples (the copy-out store path), a skinny-M plan, the
+ * dense-row kernels (short packed rows of A copied as they lie), and
  * the portable mma.sync family, named. BC_TEST_QUICK=1 runs 100 launches. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -61,8 +62,8 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k,
     if (info.split_k != (split_k ? split_k : 1))
         fail_msg("%lldx%lldx%lld: split_k %u, asked for %u", (long long)m, (long long)n, (long long)k, info.split_k,
                  split_k);
-    print_message("  %lldx%lldx%lld %s split_k %u beta %g: seed 0x%llx, %d runs, two streams overlapping\n",
-                  (long long)m, (long long)n, (long long)k, info.config, info.split_k, beta,
+    print_message("  %lldx%lldx%lld %s (%s) split_k %u beta %g: seed 0x%llx, %d runs, two streams overlapping\n",
+                  (long long)m, (long long)n, (long long)k, info.config, info.kernel, info.split_k, beta,
                   (unsigned long long)rng.s, runs);
 
     /* the background load: a 4096^3 GEMM relaunched on its own stream */
@@ -151,8 +152,12 @@ static void test_same_bytes_beta_c_under_load(void **state)
     /* the short-K twin on Hopper (256 tiles on two CTAs an SM, K of one k-block), C through its 2-stage ring */
     same_bytes_under_load(env, 1000, 2048, 64, gpu_is_hopper(env) ? "sm90_128x64t" : NULL, 0, 0.5f);
     /* the narrow short-K twin (4 x 64 tiles of one k-block on four CTAs an SM), C through its ring */
-    if (gpu_is_hopper(env))
+    if (gpu_is_hopper(env)) {
         same_bytes_under_load(env, 200, 2048, 64, "sm90_64x32t", 0, 0.5f);
+        /* short packed rows of A, copied as they lie (the dense-row kernels), with C */
+        same_bytes_under_load(env, 40, 8958, 8, "sm90_64x32t", 0, 0.5f);
+        same_bytes_under_load(env, 82, 15662, 24, "sm90_128x64t", 0, 0.5f);
+    }
     /* C through the stage ring (rows 2000 B) and, with 1001 columns, the copy-out store path */
     same_bytes_under_load(env, 1000, 1000, 1000, gpu_is_hopper(env) ? "sm90_128x128" : NULL, 0, 0.5f);
     same_bytes_under_load(env, 1000, 1001, 1000, gpu_is_hopper(env) ? "sm90_128x128" : NULL, 0, 0.0f);
