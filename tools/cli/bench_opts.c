@@ -29,8 +29,8 @@ void bench_usage(FILE *f)
             "the drawn shapes without a device. --epilogue TAG gives every listed shape one of those epilogues\n"
             "(or plain), with its types: not with --dtype/--out. With --config/--split, shapes the forced\n"
             "configuration cannot take are marked SKIP. %% of floor = max(2MNK / 800 TFLOP/s, bytes / 3.02 TB/s) / time.\n"
-            "A configuration shown as NAME^T ran an N = 1 GEMM as the 1 x M product B . A^T (README, \"GEMM\n"
-            "configurations\").\n",
+            "A configuration shown as NAME^T ran an N = 1 GEMM as the 1 x M product B . A^T; as NAME^D, its\n"
+            "dense-row kernel, which copies short packed rows of A as they lie (README, \"GEMM configurations\").\n",
             BC_BENCH_PER_GRAPH, BC_BENCH_PER_GRAPH, BC_EXIT_VERIFY);
 }
 
