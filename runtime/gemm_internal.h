@@ -28,8 +28,8 @@ typedef struct bc__gemm_config {
     uint32_t min_m;          /* a short-K kernel: only for M >= min_m (the skinny ones keep M below) */
     uint32_t sm_share;       /* a short-K kernel: only with tiles for at least 1 / sm_share of the SMs (0: any number) */
     uint32_t a_rows;         /* rows of A a stage loads (the A tensor map's box) */
-    bc__kernel_id kernel_dense; /* 0: none; else the kernel that copies A's short packed rows as they lie (BC_GEMM_F_DENSE_A) */
-    uint32_t dense_min_pct;     /* ... taken only where it saves at least this % of A's row requests (gemm_plan.c) */
+    bc__kernel_id kernel_dense; /* 0: none; else its dense-row kernel (BC_GEMM_F_DENSE_A: A's short rows copied) */
+    uint32_t dense_min_pct;     /* ... taken only where it saves this % of A's row requests (gemm_plan.c) */
     uint32_t split_cost_kb;  /* split-K: the rule's cost of the exchange, in k-blocks */
     uint32_t cluster_wave_pct; /* 0: a split wave fills every SM; else the % of SMs its clusters fill at once */
     uint32_t cluster8_pct;     /* clusters of 8 on more than this % of the SMs ... */
@@ -43,8 +43,7 @@ struct bc_gemm_plan {
     bc_gemm_desc desc;     /* as the caller gave it, leading dimensions resolved */
     int swapped;           /* the kernel runs the transpose of desc, D^T = B . A^T (N = 1; gemm_plan.c, swap_pays) */
     const bc__gemm_config *config;
-    CUfunction fn;
-    bc__kernel_id kernel;  /* fn's kernel: the configuration's, or its dense-row kernel (BC_GEMM_F_DENSE_A) */
+    CUfunction fn;         /* the configuration's kernel, or its dense-row kernel (BC_GEMM_F_DENSE_A) */
     CUlaunchConfig launch; /* hStream filled per launch */
     CUlaunchAttribute attrs[2]; /* programmatic serialization; a split-K launch's cluster dimension */
     void *args[1];         /* = { &params } */

@@ -470,17 +470,20 @@ static void fill_params(bc_gemm_plan *pl, const bc_gemm_desc *d)
  * per SM (the kernels' shared memory allows one CTA per SM). Split-K
  * kernels: one cluster of S CTAs per tile. The others (portable): one CTA
  * per tile, as many resident per SM as fit. */
+static uint32_t launch_grid(const bc__gemm_config *c, const bc_gemm_params *p, uint32_t sm_count)
+{
+    const uint32_t tiles = p->tiles_m * p->tiles_n;
+    const uint32_t per_sm = c->ctas_per_sm ? c->ctas_per_sm : 1u;
+    const uint32_t slots = sm_count * per_sm;
+    return c->split ? tiles * p->split_k : !c->persistent ? tiles : tiles < slots ? tiles : slots;
+}
+
 static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
 {
     const bc__gemm_config *c = pl->config;
     const bc_gemm_params *p = &pl->params;
-    const uint32_t tiles = p->tiles_m * p->tiles_n;
-    const uint32_t per_sm = c->ctas_per_sm ? c->ctas_per_sm : 1u;
-    const uint32_t slots = sm_count * per_sm;
-    const uint32_t grid = c->split        ? tiles * p->split_k
-                          : !c->persistent ? tiles
-                          : tiles < slots    ? tiles
-                                             : slots;
+    const uint32_t tiles = p->tiles_m * p->tiles_n, grid = launch_grid(c, p, sm_count);
+    const int dense = (p->flags & BC_GEMM_F_DENSE_A) != 0;
     CUlaunchConfig *lc = &pl->launch;
     memset(lc, 0, sizeof *lc);
     lc->gridDimX = grid;
@@ -504,7 +507,7 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
 
     bc_gemm_plan_info *in = &pl->info;
     in->config = c->name;
-    in->kernel = kernel_names[pl->kernel];
+    in->kernel = kernel_names[dense ? c->kernel_dense : c->kernel[pl->desc.ab_type][pl->desc.d_type]];
     in->tile_m = c->bm;
     in->tile_n = c->bn;
     in->tile_k = c->bk;
@@ -515,6 +518,7 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
     in->tiles = tiles;
     in->split_k = p->split_k;
     in->swapped = (uint32_t)pl->swapped;
+    in->dense_a = (uint32_t)dense;
 }
 
 bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_plan **out_plan)
@@ -558,14 +562,12 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
         goto fail_free;
     fill_params(pl, &k);
     pl->params.split_k = split;
-    pl->kernel = c->kernel[k.ab_type][k.d_type];
-    fill_launch(pl, (uint32_t)dev->info.sm_count);
-    if (dense_flags(&k, c, &pl->params, pl->launch.gridDimX) && dev->image.fn[c->kernel_dense] != NULL) {
+    const uint32_t sms = (uint32_t)dev->info.sm_count;
+    if (dense_flags(&k, c, &pl->params, launch_grid(c, &pl->params, sms)) && dev->image.fn[c->kernel_dense] != NULL) {
         pl->params.flags |= BC_GEMM_F_DENSE_A; /* the twin's dense-row kernel (loaded with it) */
-        pl->fn = dev->image.fn[c->kernel_dense], pl->kernel = c->kernel_dense;
-        pl->info.kernel = kernel_names[pl->kernel];
-        pl->info.dense_a = 1;
+        pl->fn = dev->image.fn[c->kernel_dense];
     }
+    fill_launch(pl, sms);
     bc__list_push(&dev->plans, &pl->link);
     *out_plan = pl;
     return BC_OK;
