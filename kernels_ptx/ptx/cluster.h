@@ -42,6 +42,15 @@ BC_DEVICE void bc_st_cluster_v2(uint32_t a, float x, float y)
     asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" ::"r"(a), "f"(x), "f"(y) : "memory");
 }
 
+/* The float at shared::cluster address `a` (another CTA's shared memory
+ * through bc_mapa), after a cluster barrier that ordered its store. */
+BC_DEVICE float bc_ld_cluster_f32(uint32_t a)
+{
+    float v;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
+    return v;
+}
+
 /* Every thread of every CTA of the cluster arrives (release) and waits
  * (acquire). Converged warps only (.aligned). */
 BC_DEVICE void bc_cluster_sync(void)
