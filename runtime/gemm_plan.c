@@ -172,7 +172,19 @@ static const bc__gemm_config *find_config(const char *name, const bc_device *dev
     return found;
 }
 
-/* The rule's order of candidates: within its M range a skinny-M
+/* Whether the dot configuration c takes the problem: at most dot_max_out
+ * outputs, and (unless it was named) K of at least dot_min_k and split_k
+ * left to the rule (it splits K over its cluster itself; split_k = 1 asks
+ * for a whole-tile plan). */
+static int dot_takes(const bc__gemm_config *c, const bc_gemm_desc *d, int named)
+{
+    return (uint64_t)d->m * (uint64_t)d->n <= c->dot_max_out &&
+           (named || ((uint64_t)d->k >= c->dot_min_k && d->split_k == 0));
+}
+
+/* The rule's order of candidates: the dot configuration before every other
+ * where it takes the problem (the cost model's tiles do not describe it),
+ * then within its M range a skinny-M
  * configuration comes before every other (it streams B with twice the bytes
  * in flight; the cost model does not compare its tile with the others'),
  * then, within its K range, a short-K one (two or four CTAs an SM: the
@@ -181,6 +193,8 @@ static int rule_better(const bc__gemm_config *c, uint64_t cost, const bc__gemm_c
 {
     if (best_c == NULL)
         return 1;
+    if ((c->dot_max_out != 0) != (best_c->dot_max_out != 0))
+        return c->dot_max_out != 0;
     const int skinny = c->max_m != 0, best_skinny = best_c->max_m != 0;
     const int short_k = c->max_kb != 0, best_short_k = best_c->max_kb != 0;
     return skinny != best_skinny ? skinny : short_k != best_short_k ? short_k : cost < best;
@@ -198,6 +212,8 @@ static void rule_pick(const bc__gemm_family *f, const bc__gemm_config *named, co
         if (named != NULL ? named != c : (uint32_t)dev->info.smem_per_block_optin < c->smem_bytes)
             continue;
         if (c->max_m != 0 && (uint64_t)d->m > c->max_m) /* a skinny-M configuration out of its range */
+            continue;
+        if (c->dot_max_out != 0 && !dot_takes(c, d, named != NULL)) /* the dot kernel out of its range */
             continue;
         if (named == NULL && c->max_kb != 0 && /* a short-K configuration out of its range, or too few tiles */
             (ceil_div((uint64_t)d->k, c->bk) > c->max_kb || (uint64_t)d->m < c->min_m ||
@@ -248,6 +264,9 @@ static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, cons
         return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config",
                        "no GEMM configuration fits the %d bytes of shared memory sm_%d%d offers",
                        dev->info.smem_per_block_optin, dev->info.cc_major, dev->info.cc_minor);
+    if (c == NULL && named != NULL && named->dot_max_out && !dot_takes(named, d, 1))
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "%s takes M x N <= %u (M=%lld N=%lld)", named->name,
+                       named->dot_max_out, (long long)d->m, (long long)d->n);
     if (c == NULL && named != NULL && named->max_m && (uint64_t)d->m > named->max_m)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "%s takes M <= %u (M=%lld)", named->name, named->max_m,
                        (long long)d->m);
@@ -292,6 +311,22 @@ static bc_gemm_desc transposed(const bc_gemm_desc *d)
     return t;
 }
 
+/* Whether the rule of this device takes d to its dot configuration
+ * (loaded, within its range). */
+static int rule_has_dot(const bc_device *dev, const bc_gemm_desc *d)
+{
+    for (size_t i = 0; i < FAMILY_COUNT; i++) {
+        if (family_role(families[i], dev) != BC__ROLE_RULE)
+            continue;
+        for (size_t j = 0; j < families[i]->count; j++) {
+            const bc__gemm_config *c = &families[i]->configs[j];
+            if (c->dot_max_out != 0 && dot_takes(c, d, 0) && dev->image.fn[c->kernel[d->ab_type][d->d_type]] != NULL)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /* Whether the rule of this device has a skinny configuration it can run
  * for d's types (loaded, within the device's shared memory); with short_k,
  * a skinny short-K one whose k-blocks d's K is within. */
@@ -327,14 +362,15 @@ static int rule_has_skinny(const bc_device *dev, const bc_gemm_desc *d, int shor
  *   where the plan as it is copies out one element per row (16x1x64 2.93
  *   -> 2.17 us, 335x1x64 2.71 -> 2.51, 4040x1x64 2.92 -> 2.35, 16384x1x64
  *   3.69 -> 2.88). At 8 k-blocks the transpose lost at every M measured.
- * Not with a named configuration, a bias (one value for every row of D,
+ * Not where the dot kernel takes the problem (it reads either side's rows
+ * as they lie), not with a named configuration, a bias (one value for every row of D,
  * which a per-column bias of the transpose cannot say), a C or D that is
  * not one contiguous column, or a device whose rule has no skinny
  * configuration to run it (loaded, within its shared memory), so that the
  * rule's choice for the transpose cannot fail. */
 static int swap_pays(const bc_device *dev, const bc_gemm_desc *d)
 {
-    if (d->n != 1 || d->config != NULL || d->bias != 0 || d->ldd != 1)
+    if (d->n != 1 || d->config != NULL || d->bias != 0 || d->ldd != 1 || rule_has_dot(dev, d))
         return 0;
     if (d->beta != 0.0f && d->ldc != 1)
         return 0;
@@ -466,6 +502,31 @@ static void fill_params(bc_gemm_plan *pl, const bc_gemm_desc *d)
     p->split_k = 1;
 }
 
+/* The dot kernel's grid (kernels_ptx/gemm_dot.c): K split over a cluster
+ * of S CTAs (the largest power of two up to 8 that leaves each CTA at
+ * least BC_DOT_MIN_CHUNKS 16-byte chunks of K, a chunk a thread), the
+ * larger side's rows over G clusters, one each while the clusters fit one
+ * round, else in equal runs. A round: every SM for clusters of 1 and 2,
+ * BC_DOT_WAVE_PCT of them for clusters of 4 and 8 (one CTA an SM, a
+ * cluster within one GPC: 16 clusters of 8 ran in two rounds, 64x1x16384
+ * 6.2 us; PERF_NOTES.md change 51). tiles_m = G, tiles_n = 1, split_k = S. */
+#define BC_DOT_MIN_CHUNKS 256u
+#define BC_DOT_WAVE_PCT 75u
+static void dot_shape(bc_gemm_params *p, uint32_t sm_count)
+{
+    const uint32_t chunks = p->k / 8u, rows = p->m > p->n ? p->m : p->n;
+    uint32_t s = 1;
+    while (s < BC_MAX_SPLIT_K && 2u * s * BC_DOT_MIN_CHUNKS <= chunks)
+        s *= 2u;
+    const uint32_t round = s > 2u ? sm_count * BC_DOT_WAVE_PCT / 100u : sm_count;
+    const uint32_t most = round / s ? round / s : 1u;
+    const uint32_t per = ceil_div(rows, rows < most ? rows : most);
+    p->tiles_m = ceil_div(rows, per);
+    p->tiles_n = 1;
+    p->k_blocks = chunks;
+    p->split_k = s;
+}
+
 /* Persistent whole-tile kernels: a grid of one CTA per tile, at most one
  * per SM (the kernels' shared memory allows one CTA per SM). Split-K
  * kernels: one cluster of S CTAs per tile. The others (portable): one CTA
@@ -475,7 +536,7 @@ static uint32_t launch_grid(const bc__gemm_config *c, const bc_gemm_params *p, u
     const uint32_t tiles = p->tiles_m * p->tiles_n;
     const uint32_t per_sm = c->ctas_per_sm ? c->ctas_per_sm : 1u;
     const uint32_t slots = sm_count * per_sm;
-    return c->split ? tiles * p->split_k : !c->persistent ? tiles : tiles < slots ? tiles : slots;
+    return c->split || c->dot_max_out ? tiles * p->split_k : !c->persistent ? tiles : tiles < slots ? tiles : slots;
 }
 
 static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
@@ -497,7 +558,7 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
         a->id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
         a->value.programmaticStreamSerializationAllowed = 1;
     }
-    if (c->split) {
+    if (c->split || (c->dot_max_out && p->split_k > 1)) {
         CUlaunchAttribute *a = &pl->attrs[lc->numAttrs++];
         a->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
         a->value.clusterDim.x = p->split_k;
@@ -513,7 +574,7 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
     in->tile_k = c->bk;
     in->grid_x = grid;
     in->block_x = c->threads;
-    in->cluster_x = c->split ? p->split_k : 1;
+    in->cluster_x = c->split || c->dot_max_out ? p->split_k : 1;
     in->smem_bytes = c->smem_bytes;
     in->tiles = tiles;
     in->split_k = p->split_k;
@@ -563,6 +624,8 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     fill_params(pl, &k);
     pl->params.split_k = split;
     const uint32_t sms = (uint32_t)dev->info.sm_count;
+    if (c->dot_max_out)
+        dot_shape(&pl->params, sms);
     if (dense_flags(&k, c, &pl->params, launch_grid(c, &pl->params, sms)) && dev->image.fn[c->kernel_dense] != NULL) {
         pl->params.flags |= BC_GEMM_F_DENSE_A; /* the twin's dense-row kernel (loaded with it) */
         pl->fn = dev->image.fn[c->kernel_dense];

@@ -103,8 +103,15 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
     for c in cfgs:
         if c.get("max_kb"):  # tiles for 1 / share of the SMs, or more; a 64 x 32 one any number (gemm_family_sm90.c)
             c["sm_share"] = define(plan, "BC_SM90_SHORT_K_SM_SHARE") if c["bm"] * c["bn"] > 2048 else 0
+    # the dot kernel (gemm_family_sm90.c): M x N of at most BC_DOT_MAX_OUT and K beyond the short-K
+    # twins' k-blocks, taken before every other; its split (gemm_plan.c, dot_shape) from K's 16-byte chunks
+    dot = None
+    if '.name = "sm90_dot"' in plan:
+        dot = {"max_out": define(abi, "BC_DOT_MAX_OUT"),
+               "min_k": define(plan, "BC_SM90_SHORT_K_MAX_KB") * bk + 1,
+               "min_chunks": define(plan, "BC_DOT_MIN_CHUNKS")}
     return {"configs": cfgs, "split_cost": split_cost, "max_split": define(plan, "BC_MAX_SPLIT_K"),
-            "bk": bk, "extra": {"tile_kb": 0, "c_kb": 0, "f32_kb": 0}}
+            "bk": bk, "dot": dot, "extra": {"tile_kb": 0, "c_kb": 0, "f32_kb": 0}}
 
 
 def cdiv(a, b):
@@ -170,8 +177,22 @@ def choose(m, n, k, sms, rule, c_read=False, f32=False):
     return choose_swapped(m, n, k, sms, rule, c_read, f32)[:2]
 
 
+def dot_choice(m, n, k, rule):
+    """("sm90_dot", its cluster size) where the dot kernel takes the problem, else None."""
+    d = rule.get("dot")
+    if not d or m * n > d["max_out"] or k < d["min_k"]:
+        return None
+    s = 1
+    while s < rule["max_split"] and 2 * s * d["min_chunks"] <= k // 8:
+        s *= 2
+    return "sm90_dot", s
+
+
 def choose_swapped(m, n, k, sms, rule, c_read=False, f32=False):
     """choose's (config name, split) and whether the plan runs transposed (1 or 0)."""
+    dot = dot_choice(m, n, k, rule)
+    if dot:
+        return dot + (0,)
     short_kb = [c["max_kb"] for c in rule["configs"] if c.get("max_m") and c.get("max_kb") and c["min_m"] <= 1]
     if n == 1 and ((m > 1 and any(cdiv(k, 64) <= x for x in short_kb)) or
                    (m > 16 and cdiv(k, 64) > 16 and 2 * cdiv(m, 64) <= sms)):

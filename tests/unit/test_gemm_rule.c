@@ -25,10 +25,10 @@ static void test_config_rule(void **state)
         {128, 2048, 2048, "bc_gemm_sm90_64x32", 0},    {64, 1024, 1024, "bc_gemm_sm90_64x32", 0},
         {17, 4096, 4096, "bc_gemm_sm90_64x32", 0},
         /* M <= 16: 64x32 with 16-row A stages */
-        {1, 1, 200, "bc_gemm_sm90_64x32m16", 0},       {1, 4096, 4096, "bc_gemm_sm90_64x32m16", 0},
+        {1, 80, 200, "bc_gemm_sm90_64x32m16", 0},      {1, 4096, 4096, "bc_gemm_sm90_64x32m16", 0},
         {16, 4096, 4096, "bc_gemm_sm90_64x32m16", 0},  {5, 1000, 200, "bc_gemm_sm90_64x32m16", 0},
         /* ... and split over a cluster when few tiles walk a long K */
-        {5, 1000, 2000, "bc_gemm_sm90_64x32m16s", 0},  {7, 1, 10528, "bc_gemm_sm90_64x32m16s", 0},
+        {5, 1000, 2000, "bc_gemm_sm90_64x32m16s", 0},  {7, 10, 10528, "bc_gemm_sm90_64x32m16s", 0},
         /* few tiles, long K: split over a cluster pays for its reduction; the narrow tile's split where
          * its CTAs fit a round (128x128x65536: 64x32s 8 ways, 64 CTAs, 2048 x (128 + 12) / 0.30 = 955733
          * against 128x128s 8 ways 16384 x (128 + 24) / 0.90 = 2767075; 256x512x32768: 128x128s 8 ways 16384
@@ -55,7 +55,7 @@ static void test_config_rule(void **state)
         /* the skinny split's exchange costs 8 k-blocks, and clusters of 8 on more than 56 SMs 5 more
          * (the split checked too) */
         {16, 256, 512, "bc_gemm_sm90_64x32m16", 1},   /* 8 k-blocks: 1 + 8 + 5 on 8 ways (64 CTAs), 2 + 8 > 8 */
-        {1, 64, 512, "bc_gemm_sm90_64x32m16", 1},     /* 1 + 8 on 8 ways > 8 */
+        {1, 65, 512, "bc_gemm_sm90_64x32m16", 1},     /* 1 + 8 on 8 ways > 8 */
         {1, 320, 1024, "bc_gemm_sm90_64x32m16s", 4},  /* 10 tiles: 8 ways (80 CTAs) 2 + 8 + 5 > 4 ways' 4 + 8 */
         {1, 192, 1024, "bc_gemm_sm90_64x32m16s", 8},  /* 6 tiles: 48 CTAs of clusters of 8, 2 + 8 */
         {1, 224, 1024, "bc_gemm_sm90_64x32m16s", 8},  /* 7 tiles: 56 CTAs, 2 + 8 */
@@ -63,6 +63,12 @@ static void test_config_rule(void **state)
         {16, 1024, 1024, "bc_gemm_sm90_64x32m16", 1}, /* 32 tiles: 8 + 8 ties 16, the whole tile */
         {1, 2048, 1024, "bc_gemm_sm90_64x32m16", 1},  /* 64 tiles: the same */
         {16, 1024, 2048, "bc_gemm_sm90_64x32m16s", 2}, /* 16 + 8 < 32; 4 ways is 128 CTAs, over 99 */
+        /* at most 64 outputs with K past the short-K twins' 128: the dot kernel outright, K over a cluster
+         * of up to 8 CTAs with at least 256 16-byte chunks each */
+        {1, 1, 200, "bc_gemm_sm90_dot", 1},            {1, 64, 512, "bc_gemm_sm90_dot", 1},
+        {7, 1, 10528, "bc_gemm_sm90_dot", 4},          {8, 8, 16384, "bc_gemm_sm90_dot", 8},
+        {2, 3, 4096, "bc_gemm_sm90_dot", 2},           {1, 1, 128, "bc_gemm_sm90_64x32m16t", 0},
+        {65, 1, 200, "bc_gemm_sm90_64x32", 0},        {9, 8, 1000, "bc_gemm_sm90_64x32m16s", 0},
     };
     const fake_launch *l = NULL;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -80,7 +86,7 @@ static void test_config_rule(void **state)
      * over the 75% of the 132 SMs a round of its clusters holds); one tile of 165 k-blocks takes 8 */
     d = base_desc(&e, 16, 1024, 2048);
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
-    d = base_desc(&e, 7, 1, 10528);
+    d = base_desc(&e, 7, 10, 10528);
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
     d = base_desc(&e, 27, 8, 5192);
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
@@ -244,12 +250,77 @@ static void test_n1_transposed(void **state)
     env_close(&e);
 }
 
+/* The dot kernel's launch: one CTA of BC_DOT_THREADS threads per (cluster
+ * rank, group of the larger side's rows), K split over a cluster of S where
+ * S > 1, the plain A, B, D and leading dimensions in the parameter, N = 1
+ * not transposed; named for any K at most 64 outputs, refused beyond; a
+ * split_k set (1 or more) leaves the problem to the tile kernels. */
+static void test_dot_kernel(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    const fake_launch *l = NULL;
+    static const struct {
+        int64_t m, n, k;
+        uint32_t split, groups; /* cluster size, clusters */
+    } cases[] = {
+        {7, 1, 10528, 4, 7},  /* 1316 chunks: 4 x 329 */
+        {1, 64, 512, 1, 64},  /* 64 chunks: one CTA a row of B */
+        {8, 8, 16384, 8, 8},  /* 2048 chunks: 8 ways, 8 rows over 8 clusters */
+        {64, 1, 16384, 8, 11}, /* clusters of 8 on 75% of 132 SMs: 12, so runs of 6 rows: 11 */
+        {40, 1, 8192, 4, 20},  /* clusters of 4: 24, runs of 2 rows */
+        {60, 1, 4096, 2, 60},  /* clusters of 2 on every SM: 66 */
+        {3, 21, 200, 1, 21},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
+        d.lda = d.k + 8, d.ldb = d.k + 16;
+        const bc_gemm_params p = launch_and_decode(&e, &d, &l);
+        assert_string_equal(l->kernel, "bc_gemm_sm90_dot");
+        assert_int_equal(l->grid[0], cases[i].split * cases[i].groups);
+        assert_int_equal(l->cluster[0], cases[i].split);
+        assert_int_equal(l->block[0], BC_DOT_THREADS);
+        assert_int_equal(l->smem, BC_DOT_SMEM_BYTES);
+        assert_int_equal(p.split_k, cases[i].split), assert_int_equal(p.tiles_m, cases[i].groups);
+        assert_int_equal(p.m, cases[i].m), assert_int_equal(p.n, cases[i].n), assert_int_equal(p.k, cases[i].k);
+        assert_int_equal(p.a, e.a), assert_int_equal(p.b, e.b), assert_int_equal(p.d, e.d);
+        assert_int_equal(p.lda, d.k + 8), assert_int_equal(p.ldb, d.k + 16), assert_int_equal(p.ldd, d.n);
+        assert_int_equal(p.flags & (BC_GEMM_F_TMA_STORE | BC_GEMM_F_C_SMEM), 0);
+        const bc_gemm_plan_info info = plan_info(&e, &d);
+        assert_string_equal(info.config, "sm90_dot");
+        assert_string_equal(info.kernel, "bc_gemm_sm90_dot");
+        assert_int_equal(info.cluster_x, cases[i].split), assert_int_equal(info.split_k, cases[i].split);
+        assert_int_equal(info.swapped, 0);
+    }
+    /* named: any K, at most 64 outputs */
+    bc_gemm_desc d = base_desc(&e, 4, 4, 16);
+    d.config = "sm90_dot";
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_dot");
+    d = base_desc(&e, 9, 8, 4096);
+    d.config = "sm90_dot";
+    expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "config");
+    d = base_desc(&e, 4, 4, 4096);
+    d.config = "sm90_dot", d.split_k = 2;
+    expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "split_k");
+    /* a split asked for, or whole tiles, without a name: the tile kernels */
+    d = base_desc(&e, 7, 1, 10528);
+    d.split_k = 2;
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16s");
+    d.split_k = 1;
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16");
+    env_close(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         ft_test(test_config_rule),
         ft_test(test_skinny_split_one_round),
         ft_test(test_n1_transposed),
+        ft_test(test_dot_kernel),
     };
     return cmocka_run_group_tests_name("gemm_rule", tests, NULL, NULL);
 }

@@ -222,6 +222,27 @@ static void test_create_rejects(void **state)
     bc_gemm_plan_destroy(twin);
     bc_gemm_plan_destroy(skinny);
     bc_gemm_plan_destroy(narrow);
+    /* a value head of one column after the 1024-wide layer: the rule's dot kernel has no resident kernel (the
+     * refusal says what to pin); pinned to the network's configuration it runs beside its layers */
+    bc_gemm_plan *head = NULL;
+    d = layer_desc(&e, 2, NULL);
+    d.n = 1, d.bias = 0, d.relu = 0;
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &head));
+    bc_gemm_plan_info hi;
+    assert_ok(bc_gemm_plan_query(head, &hi));
+    assert_string_equal(hi.config, "sm90_dot");
+    const bc_gemm_plan *with_head[2] = {e.plan[0], head};
+    expect_reject(&e, with_head, 2, NULL, BC_ERR_INVALID_ARGUMENT, "plans");
+    bc_error_detail det;
+    bc_last_error(&det);
+    assert_non_null(strstr(det.message, "pin bc_gemm_desc.config"));
+    bc_gemm_plan_destroy(head);
+    d.config = "sm90_64x32";
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &head));
+    with_head[1] = head;
+    assert_ok(bc_resident_create(e.dev, with_head, 2, NULL, &r));
+    bc_resident_destroy(r);
+    bc_gemm_plan_destroy(head);
 
     /* a plan of another device object */
     bc_device_config cfg = ft_config();
