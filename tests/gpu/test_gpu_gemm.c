@@ -225,11 +225,21 @@ static void test_gemm_c_aliases_d(void **state)
             run_aliased(env, &cases[i]);
 }
 
+/* Buffers for gc in *g, a plan over them and its info. */
+static bc_gemm_plan *plan_with_info(gpu_env *env, const gcase *gc, gbufs *g, bc_gemm_plan_info *info)
+{
+    make_buffers(env, gc, g);
+    bc_gemm_plan *plan = NULL;
+    CHECK_BC(bc_gemm_plan_create(env->dev, &g->d, &plan));
+    CHECK_BC(bc_gemm_plan_query(plan, info));
+    return plan;
+}
+
 /* N = 1 with D one contiguous column: on Hopper the rule runs it as the
  * 1 x M product B . A^T where that pays (plan info says so: K of at most 2
  * k-blocks, or a long K on a grid that leaves SMs idle), else as it is (a
- * bias, K of 3 to 16 k-blocks, M <= 16 with a long K, or a grid that fills
- * the SMs). Every case
+ * bias, K of 3 to 16 k-blocks, at most 64 rows with K past 128 (the dot
+ * kernel reads B's row as it lies), or a grid that fills the SMs). Every case
  * against the reference; a transposed plan re-pointed at new buffers; C
  * aliasing D; 10 runs byte-identical. */
 static void test_gemm_n1_transposed(void **state)
@@ -243,7 +253,7 @@ static void test_gemm_n1_transposed(void **state)
         {{131, 1, 4640, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
         {{342, 1, 2584, BC_DTYPE_BF16, BC_DTYPE_F32, 0.75f, -0.5f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
         {{1000, 1, 10656, BC_DTYPE_F16, BC_DTYPE_F16, 1.0f, 1.0f, 0, 1, 0, 0, NULL, 0, 0, 0}, 1},
-        {{17, 1, 1032, BC_DTYPE_F16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0, NULL, 0, 0, 0}, 1},
+        {{65, 1, 1032, BC_DTYPE_F16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0, NULL, 0, 0, 0}, 1},
         {{4000, 1, 1088, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
         {{131, 1, 4640, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0, 0}, 0},
         {{131, 1, 1024, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 0},
@@ -260,11 +270,8 @@ static void test_gemm_n1_transposed(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const gcase *gc = &cases[i].gc;
         gbufs g;
-        make_buffers(env, gc, &g);
-        bc_gemm_plan *plan = NULL;
-        CHECK_BC(bc_gemm_plan_create(env->dev, &g.d, &plan));
         bc_gemm_plan_info info;
-        CHECK_BC(bc_gemm_plan_query(plan, &info));
+        bc_gemm_plan *plan = plan_with_info(env, gc, &g, &info);
         print_message("  %lldx1x%lld: %s split %u%s\n", (long long)gc->m, (long long)gc->k, info.config, info.split_k,
                       info.swapped ? ", transposed" : "");
         assert_int_equal(info.swapped, hopper ? cases[i].swapped : 0);
@@ -378,6 +385,53 @@ static void test_gemm_dense_rows(void **state)
                 dense_vs_maps(env, &cases[v], configs[c] != NULL && !half);
             }
         }
+}
+
+/* The plan's configuration is `config`. */
+static void expect_config(gpu_env *env, const gcase *gc, const char *config)
+{
+    gbufs g;
+    bc_gemm_plan_info info;
+    bc_gemm_plan *plan = plan_with_info(env, gc, &g, &info);
+    if (strcmp(info.config, config) != 0)
+        fail_msg("%lldx%lldx%lld: the rule chose %s, not %s", (long long)gc->m, (long long)gc->n, (long long)gc->k,
+                 info.config, config);
+    bc_gemm_plan_destroy(plan);
+    free_buffers(env, &g);
+}
+
+/* The dot kernel (sm90_dot, at most 64 outputs): A the larger side, B the
+ * larger, square; K from one 16-byte chunk (named) to a cluster of 8 (the
+ * rule's choice, checked); every input and output type, plain and with the
+ * whole epilogue on padded rows (odd D rows); C aliasing D; 20 runs
+ * byte-identical. */
+static void test_gemm_dot(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    static const int64_t mn[][2] = {{1, 1}, {7, 1}, {1, 6}, {64, 1}, {1, 64}, {8, 8}, {3, 21}, {13, 4}, {2, 2}};
+    static const int64_t ks[] = {8, 136, 528, 4104, 11136, 16384};
+    for (size_t i = 0; i < sizeof mn / sizeof mn[0]; i++)
+        for (size_t j = 0; j < sizeof ks / sizeof ks[0]; j++) {
+            const int64_t m = mn[i][0], n = mn[i][1], k = ks[j];
+            const char *cf = k < 129 ? "sm90_dot" : NULL; /* the rule leaves K <= 128 to the short-K twins */
+            const bc_dtype ab = (i + j) % 2 ? BC_DTYPE_F16 : BC_DTYPE_BF16;
+            const bc_dtype dt = (bc_dtype)((i + 2 * j) % 3);
+            const gcase cases[] = {
+                {m, n, k, ab, dt, 1.0f, 0.0f, 0, 0, 0, 0, cf, 0, 0, 0},
+                {m, n, k, ab, dt, 0.75f, -0.5f, 1, 1, 8, 0, cf, 0, 1, 0},
+            };
+            for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
+                if (cf == NULL)
+                    expect_config(env, &cases[q], "sm90_dot");
+                run_case(env, &cases[q]);
+            }
+        }
+    const gcase alias = {7, 1, 11136, BC_DTYPE_BF16, BC_DTYPE_BF16, 0.5f, -1.0f, 1, 1, 0, 0, NULL, 0, 0, 0};
+    run_aliased(env, &alias);
+    const gcase rep = {15, 1, 10800, BC_DTYPE_F16, BC_DTYPE_F32, 1.0f, 0.5f, 1, 0, 0, 0, NULL, 0, 0, 0};
+    run_repeated(env, &rep, quick ? 5 : 20);
 }
 
 /* The same plan 100 times: every output byte-identical to the first. */
@@ -501,6 +555,7 @@ int main(void)
         cmocka_unit_test(test_gemm_c_aliases_d),
         cmocka_unit_test(test_gemm_n1_transposed),
         cmocka_unit_test(test_gemm_dense_rows),
+        cmocka_unit_test(test_gemm_dot),
         cmocka_unit_test(test_gemm_deterministic_100),
         cmocka_unit_test(test_graph_mode),
         cmocka_unit_test(test_dependent_chain),
