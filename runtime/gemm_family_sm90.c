@@ -89,12 +89,18 @@
         .cluster8_cost_kb = BC_SM90_CLUSTER8_COST_KB,                                              \
     }
 /* The dot kernel (kernels_ptx/gemm_dot.c: CUDA cores, every output one dot
- * product down K, K split over a cluster): the rule takes it outright for
- * problems of at most BC_DOT_MAX_OUT outputs (M x N) whose K is beyond the
- * short-K twins' k-blocks (those keep the kernels a resident executor runs).
- * There a tensor-core tile walks its k-loop for one useful row or column at
- * ~240 ns a k-block (PERF_NOTES.md change 51). */
+ * product down K, K split over a cluster, the larger side's rows over the
+ * clusters): the rule takes it outright where the smaller side has at most
+ * 8 rows, a CTA at most BC_DOT_MAX_OUT outputs and at most
+ * BC_SM90_DOT_MAX_LOADS 16-byte loads, and K is beyond the short-K twins'
+ * k-blocks (those keep the kernels a resident executor runs). There a
+ * tensor-core tile walks its k-loop for a few useful rows or columns at
+ * ~240 ns a k-block. The loads bound: forced against the rule's choice on
+ * 20 shapes of 100-4096 outputs (PERF_NOTES.md change 52), the dot kernel
+ * won at up to 11,264 loads a CTA (1x256x16384 0.83 of the time) and lost
+ * from 16,128 (2x500x8192 1.04, 1x4096x4096 1.11). */
 #define BC_SM90_DOT_MIN_K (BC_SM90_SHORT_K_MAX_KB * BC_SM90_BK + 1u)
+#define BC_SM90_DOT_MAX_LOADS 12288u
 #define BC_K_DOT_ALL {BC_K_GEMM_SM90_DOT, BC_K_GEMM_SM90_DOT, BC_K_GEMM_SM90_DOT}
 static const bc__gemm_config configs[] = {
     BC__APPLY(SM90_CONFIG, "128x256", BC_K_GEMM_SM90_128X256, 100, BC_SM90_CFG_128X256),
@@ -122,10 +128,10 @@ static const bc__gemm_config configs[] = {
     /* its short-K twin: four CTAs an SM for K of one or two k-blocks */
     BC__APPLY(SM90_SHORT_K_CONFIG, "64x32m16t", BC_K_GEMM_SM90_64X32M16T, BC_K_GEMM_SM90_64X32M16TD, 30, 4,
               BC_SM90_SKINNY_SHORT_K_MIN_M, BC_SM90_CFG_64X32M16T),
-    /* tiny outputs down a long K: one dot product an output (tile 1 x 1, K in 16-byte chunks) */
+    /* a few rows or columns of outputs down K: one dot product an output (tile 1 x 1, K in 16-byte chunks) */
     {.name = "sm90_dot", .bm = 1, .bn = 1, .bk = 8, .threads = BC_DOT_THREADS, .smem_bytes = BC_DOT_SMEM_BYTES,
      .weight_pct = 30, .pdl = 1, .dot_max_out = BC_DOT_MAX_OUT, .dot_min_k = BC_SM90_DOT_MIN_K,
-     .kernel = {BC_K_DOT_ALL, BC_K_DOT_ALL}},
+     .dot_max_loads = BC_SM90_DOT_MAX_LOADS, .kernel = {BC_K_DOT_ALL, BC_K_DOT_ALL}},
 };
 
 static const bc__gemm_arch archs[] = {{9, 0, BC__ROLE_RULE}};

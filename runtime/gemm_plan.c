@@ -172,14 +172,47 @@ static const bc__gemm_config *find_config(const char *name, const bc_device *dev
     return found;
 }
 
-/* Whether the dot configuration c takes the problem: at most dot_max_out
- * outputs, and (unless it was named) K of at least dot_min_k and split_k
- * left to the rule (it splits K over its cluster itself; split_k = 1 asks
- * for a whole-tile plan). */
-static int dot_takes(const bc__gemm_config *c, const bc_gemm_desc *d, int named)
+/* The dot kernel's grid (kernels_ptx/gemm_dot.c): K split over a cluster
+ * of S CTAs (the largest power of two up to 8 that leaves each CTA at
+ * least BC_DOT_MIN_CHUNKS 16-byte chunks of K, a chunk a thread), the
+ * larger side's rows over G clusters, one each while the clusters fit one
+ * round, else in equal runs of `per` rows. A round: every SM for clusters
+ * of 1 and 2, BC_DOT_WAVE_PCT of them for clusters of 4 and 8 (one CTA an
+ * SM, a cluster within one GPC: 16 clusters of 8 ran in two rounds,
+ * 64x1x16384 6.2 us; PERF_NOTES.md change 51). */
+#define BC_DOT_MIN_CHUNKS 256u
+#define BC_DOT_WAVE_PCT 75u
+typedef struct bc__dot_grid {
+    uint32_t split, groups, per;
+} bc__dot_grid;
+static bc__dot_grid dot_grid(uint64_t m, uint64_t n, uint64_t k, uint32_t sm_count)
 {
-    return (uint64_t)d->m * (uint64_t)d->n <= c->dot_max_out &&
-           (named || ((uint64_t)d->k >= c->dot_min_k && d->split_k == 0));
+    const uint64_t chunks = k / 8u, rows = m > n ? m : n;
+    uint32_t s = 1;
+    while (s < BC_MAX_SPLIT_K && 2u * s * BC_DOT_MIN_CHUNKS <= chunks)
+        s *= 2u;
+    const uint32_t round = s > 2u ? sm_count * BC_DOT_WAVE_PCT / 100u : sm_count;
+    const uint64_t most = round / s ? round / s : 1u;
+    const uint64_t per = (rows + (rows < most ? rows : most) - 1) / (rows < most ? rows : most);
+    const bc__dot_grid g = {s, (uint32_t)((rows + per - 1) / per), per > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)per};
+    return g;
+}
+
+/* Whether the dot configuration c takes the problem on `sms` SMs: the
+ * smaller side at most BC_DOT_MAX_Q rows and a CTA's outputs (its run of
+ * rows x the smaller side) at most dot_max_out, the kernel's limit; unless
+ * it was named, also K of at least dot_min_k, split_k left to the rule (it
+ * splits K over its cluster itself; split_k = 1 asks for a whole-tile
+ * plan) and at most dot_max_loads 16-byte loads a CTA (its rows' chunks of
+ * its slice of K, for the row and the smaller side's rows). */
+static int dot_takes(const bc__gemm_config *c, const bc_gemm_desc *d, int named, uint32_t sms)
+{
+    const uint64_t q = d->m < d->n ? (uint64_t)d->m : (uint64_t)d->n;
+    const bc__dot_grid g = dot_grid((uint64_t)d->m, (uint64_t)d->n, (uint64_t)d->k, sms);
+    if (q > BC_DOT_MAX_Q || (uint64_t)g.per * q > c->dot_max_out)
+        return 0;
+    const uint64_t loads = (uint64_t)g.per * ((uint64_t)d->k / 8u + g.split - 1) / g.split * (q + 1);
+    return named || ((uint64_t)d->k >= c->dot_min_k && d->split_k == 0 && loads <= c->dot_max_loads);
 }
 
 /* The rule's order of candidates: the dot configuration before every other
@@ -213,7 +246,7 @@ static void rule_pick(const bc__gemm_family *f, const bc__gemm_config *named, co
             continue;
         if (c->max_m != 0 && (uint64_t)d->m > c->max_m) /* a skinny-M configuration out of its range */
             continue;
-        if (c->dot_max_out != 0 && !dot_takes(c, d, named != NULL)) /* the dot kernel out of its range */
+        if (c->dot_max_out != 0 && !dot_takes(c, d, named != NULL, (uint32_t)dev->info.sm_count))
             continue;
         if (named == NULL && c->max_kb != 0 && /* a short-K configuration out of its range, or too few tiles */
             (ceil_div((uint64_t)d->k, c->bk) > c->max_kb || (uint64_t)d->m < c->min_m ||
@@ -264,9 +297,14 @@ static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, cons
         return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config",
                        "no GEMM configuration fits the %d bytes of shared memory sm_%d%d offers",
                        dev->info.smem_per_block_optin, dev->info.cc_major, dev->info.cc_minor);
-    if (c == NULL && named != NULL && named->dot_max_out && !dot_takes(named, d, 1))
-        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "%s takes M x N <= %u (M=%lld N=%lld)", named->name,
-                       named->dot_max_out, (long long)d->m, (long long)d->n);
+    if (c == NULL && named != NULL && named->dot_max_out &&
+        !dot_takes(named, d, 1, (uint32_t)dev->info.sm_count))
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config",
+                       "%s takes min(M, N) <= %u and at most %u outputs a CTA (M=%lld N=%lld: %u a CTA on %d SMs)",
+                       named->name, BC_DOT_MAX_Q, named->dot_max_out, (long long)d->m, (long long)d->n,
+                       dot_grid((uint64_t)d->m, (uint64_t)d->n, (uint64_t)d->k, (uint32_t)dev->info.sm_count).per *
+                           (uint32_t)(d->m < d->n ? d->m : d->n),
+                       dev->info.sm_count);
     if (c == NULL && named != NULL && named->max_m && (uint64_t)d->m > named->max_m)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "%s takes M <= %u (M=%lld)", named->name, named->max_m,
                        (long long)d->m);
@@ -320,7 +358,8 @@ static int rule_has_dot(const bc_device *dev, const bc_gemm_desc *d)
             continue;
         for (size_t j = 0; j < families[i]->count; j++) {
             const bc__gemm_config *c = &families[i]->configs[j];
-            if (c->dot_max_out != 0 && dot_takes(c, d, 0) && dev->image.fn[c->kernel[d->ab_type][d->d_type]] != NULL)
+            if (c->dot_max_out != 0 && dot_takes(c, d, 0, (uint32_t)dev->info.sm_count) &&
+                dev->image.fn[c->kernel[d->ab_type][d->d_type]] != NULL)
                 return 1;
         }
     }
@@ -502,29 +541,14 @@ static void fill_params(bc_gemm_plan *pl, const bc_gemm_desc *d)
     p->split_k = 1;
 }
 
-/* The dot kernel's grid (kernels_ptx/gemm_dot.c): K split over a cluster
- * of S CTAs (the largest power of two up to 8 that leaves each CTA at
- * least BC_DOT_MIN_CHUNKS 16-byte chunks of K, a chunk a thread), the
- * larger side's rows over G clusters, one each while the clusters fit one
- * round, else in equal runs. A round: every SM for clusters of 1 and 2,
- * BC_DOT_WAVE_PCT of them for clusters of 4 and 8 (one CTA an SM, a
- * cluster within one GPC: 16 clusters of 8 ran in two rounds, 64x1x16384
- * 6.2 us; PERF_NOTES.md change 51). tiles_m = G, tiles_n = 1, split_k = S. */
-#define BC_DOT_MIN_CHUNKS 256u
-#define BC_DOT_WAVE_PCT 75u
+/* The dot kernel's launch (dot_grid): tiles_m = G, tiles_n = 1, split_k = S. */
 static void dot_shape(bc_gemm_params *p, uint32_t sm_count)
 {
-    const uint32_t chunks = p->k / 8u, rows = p->m > p->n ? p->m : p->n;
-    uint32_t s = 1;
-    while (s < BC_MAX_SPLIT_K && 2u * s * BC_DOT_MIN_CHUNKS <= chunks)
-        s *= 2u;
-    const uint32_t round = s > 2u ? sm_count * BC_DOT_WAVE_PCT / 100u : sm_count;
-    const uint32_t most = round / s ? round / s : 1u;
-    const uint32_t per = ceil_div(rows, rows < most ? rows : most);
-    p->tiles_m = ceil_div(rows, per);
+    const bc__dot_grid g = dot_grid(p->m, p->n, p->k, sm_count);
+    p->tiles_m = g.groups;
     p->tiles_n = 1;
-    p->k_blocks = chunks;
-    p->split_k = s;
+    p->k_blocks = p->k / 8u;
+    p->split_k = g.split;
 }
 
 /* Persistent whole-tile kernels: a grid of one CTA per tile, at most one

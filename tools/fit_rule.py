@@ -107,9 +107,10 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
     # twins' k-blocks, taken before every other; its split (gemm_plan.c, dot_shape) from K's 16-byte chunks
     dot = None
     if '.name = "sm90_dot"' in plan:
-        dot = {"max_out": define(abi, "BC_DOT_MAX_OUT"),
+        dot = {"max_out": define(abi, "BC_DOT_MAX_OUT"), "max_q": define(abi, "BC_DOT_MAX_Q"),
                "min_k": define(plan, "BC_SM90_SHORT_K_MAX_KB") * bk + 1,
-               "min_chunks": define(plan, "BC_DOT_MIN_CHUNKS")}
+               "max_loads": define(plan, "BC_SM90_DOT_MAX_LOADS"),
+               "min_chunks": define(plan, "BC_DOT_MIN_CHUNKS"), "wave_pct": define(plan, "BC_DOT_WAVE_PCT")}
     return {"configs": cfgs, "split_cost": split_cost, "max_split": define(plan, "BC_MAX_SPLIT_K"),
             "bk": bk, "dot": dot, "extra": {"tile_kb": 0, "c_kb": 0, "f32_kb": 0}}
 
@@ -177,20 +178,34 @@ def choose(m, n, k, sms, rule, c_read=False, f32=False):
     return choose_swapped(m, n, k, sms, rule, c_read, f32)[:2]
 
 
-def dot_choice(m, n, k, rule):
-    """("sm90_dot", its cluster size) where the dot kernel takes the problem, else None."""
-    d = rule.get("dot")
-    if not d or m * n > d["max_out"] or k < d["min_k"]:
-        return None
+def dot_grid(m, n, k, sms, rule):
+    """The dot kernel's (cluster size, clusters, rows a cluster) (gemm_plan.c, dot_grid)."""
+    d = rule["dot"]
+    chunks, rows = k // 8, max(m, n)
     s = 1
-    while s < rule["max_split"] and 2 * s * d["min_chunks"] <= k // 8:
+    while s < rule["max_split"] and 2 * s * d["min_chunks"] <= chunks:
         s *= 2
+    rnd = sms * d["wave_pct"] // 100 if s > 2 else sms
+    most = max(1, rnd // s)
+    per = cdiv(rows, min(rows, most))
+    return s, cdiv(rows, per), per
+
+
+def dot_choice(m, n, k, sms, rule):
+    """("sm90_dot", its cluster size) where the rule takes the dot kernel (gemm_plan.c, dot_takes), else None."""
+    d = rule.get("dot")
+    q = min(m, n)
+    if not d or q > d["max_q"] or k < d["min_k"]:
+        return None
+    s, _groups, per = dot_grid(m, n, k, sms, rule)
+    if per * q > d["max_out"] or per * cdiv(k // 8, s) * (q + 1) > d["max_loads"]:
+        return None
     return "sm90_dot", s
 
 
 def choose_swapped(m, n, k, sms, rule, c_read=False, f32=False):
     """choose's (config name, split) and whether the plan runs transposed (1 or 0)."""
-    dot = dot_choice(m, n, k, rule)
+    dot = dot_choice(m, n, k, sms, rule)
     if dot:
         return dot + (0,)
     short_kb = [c["max_kb"] for c in rule["configs"] if c.get("max_m") and c.get("max_kb") and c["min_m"] <= 1]
@@ -249,6 +264,8 @@ def prepare(shapes, rule):
     prepared = []
     for sh in shapes:
         m, n, k = sh["m"], sh["n"], sh["k"]
+        if dot_choice(m, n, k, sh["sms"], rule):  # taken outright by the dot kernel: nothing for the weights
+            continue
         cands = []
         for cfg, s in candidates(m, n, k, rule, sh["sms"]):
             if past_one_round(cfg, s, m, n, sh["sms"]):

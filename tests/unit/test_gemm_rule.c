@@ -25,19 +25,19 @@ static void test_config_rule(void **state)
         {128, 2048, 2048, "bc_gemm_sm90_64x32", 0},    {64, 1024, 1024, "bc_gemm_sm90_64x32", 0},
         {17, 4096, 4096, "bc_gemm_sm90_64x32", 0},
         /* M <= 16: 64x32 with 16-row A stages */
-        {1, 80, 200, "bc_gemm_sm90_64x32m16", 0},      {1, 4096, 4096, "bc_gemm_sm90_64x32m16", 0},
-        {16, 4096, 4096, "bc_gemm_sm90_64x32m16", 0},  {5, 1000, 200, "bc_gemm_sm90_64x32m16", 0},
+        {9, 80, 200, "bc_gemm_sm90_64x32m16", 0},      {1, 4096, 4096, "bc_gemm_sm90_64x32m16", 0},
+        {16, 4096, 4096, "bc_gemm_sm90_64x32m16", 0},  {9, 1000, 200, "bc_gemm_sm90_64x32m16", 0},
         /* ... and split over a cluster when few tiles walk a long K */
-        {5, 1000, 2000, "bc_gemm_sm90_64x32m16s", 0},  {7, 10, 10528, "bc_gemm_sm90_64x32m16s", 0},
+        {9, 1000, 2000, "bc_gemm_sm90_64x32m16s", 0},  {9, 10, 10528, "bc_gemm_sm90_64x32m16s", 0},
         /* few tiles, long K: split over a cluster pays for its reduction; the narrow tile's split where
          * its CTAs fit a round (128x128x65536: 64x32s 8 ways, 64 CTAs, 2048 x (128 + 12) / 0.30 = 955733
          * against 128x128s 8 ways 16384 x (128 + 24) / 0.90 = 2767075; 256x512x32768: 128x128s 8 ways 16384
          * x (64 + 24) / 0.90 = 1601991 against 64x32s 2 ways 2048 x (256 + 12) / 0.30 = 1829546) */
         {128, 128, 65536, "bc_gemm_sm90_64x32s", 0},   {256, 512, 32768, "bc_gemm_sm90_128x128s", 0},
-        /* M past the skinny range, few 64-row tiles: 27x8x5192 one tile 8 ways (11 + 12 k-blocks against
+        /* M past the skinny range, few 64-row tiles: 27x9x5192 one tile 8 ways (11 + 12 k-blocks against
          * 82 whole); 64x1024x2048 32 tiles 2 ways (16 + 12 against 32); 64x1024x1024 and 60x768x768 whole
          * (8 + 12 against 16; 3 + 12 against 12) */
-        {27, 8, 5192, "bc_gemm_sm90_64x32s", 0},       {64, 1024, 2048, "bc_gemm_sm90_64x32s", 0},
+        {27, 9, 5192, "bc_gemm_sm90_64x32s", 0},       {64, 1024, 2048, "bc_gemm_sm90_64x32s", 0},
         {60, 768, 768, "bc_gemm_sm90_64x32", 0},
         /* K of at most 2 k-blocks and M above 16: a short-K twin outright, 128x64t or 64x32t by the cost
          * (ties to 64x32t); 3 k-blocks: the cost model; M <= 16: the skinny short-K twin, whatever its tile
@@ -55,20 +55,24 @@ static void test_config_rule(void **state)
         /* the skinny split's exchange costs 8 k-blocks, and clusters of 8 on more than 56 SMs 5 more
          * (the split checked too) */
         {16, 256, 512, "bc_gemm_sm90_64x32m16", 1},   /* 8 k-blocks: 1 + 8 + 5 on 8 ways (64 CTAs), 2 + 8 > 8 */
-        {1, 65, 512, "bc_gemm_sm90_64x32m16", 1},     /* 1 + 8 on 8 ways > 8 */
-        {1, 320, 1024, "bc_gemm_sm90_64x32m16s", 4},  /* 10 tiles: 8 ways (80 CTAs) 2 + 8 + 5 > 4 ways' 4 + 8 */
-        {1, 192, 1024, "bc_gemm_sm90_64x32m16s", 8},  /* 6 tiles: 48 CTAs of clusters of 8, 2 + 8 */
-        {1, 224, 1024, "bc_gemm_sm90_64x32m16s", 8},  /* 7 tiles: 56 CTAs, 2 + 8 */
+        {9, 65, 512, "bc_gemm_sm90_64x32m16", 1},     /* 1 + 8 on 8 ways > 8 */
+        {9, 320, 1024, "bc_gemm_sm90_64x32m16s", 4},  /* 10 tiles: 8 ways (80 CTAs) 2 + 8 + 5 > 4 ways' 4 + 8 */
+        {9, 192, 1024, "bc_gemm_sm90_64x32m16s", 8},  /* 6 tiles: 48 CTAs of clusters of 8, 2 + 8 */
+        {9, 224, 1024, "bc_gemm_sm90_64x32m16s", 8},  /* 7 tiles: 56 CTAs, 2 + 8 */
         {16, 256, 4096, "bc_gemm_sm90_64x32m16s", 8}, /* 8 tiles, 64 k-blocks: 8 + 8 + 5 < 16 + 8 */
         {16, 1024, 1024, "bc_gemm_sm90_64x32m16", 1}, /* 32 tiles: 8 + 8 ties 16, the whole tile */
-        {1, 2048, 1024, "bc_gemm_sm90_64x32m16", 1},  /* 64 tiles: the same */
+        {9, 2048, 1024, "bc_gemm_sm90_64x32m16", 1},  /* 64 tiles: the same */
         {16, 1024, 2048, "bc_gemm_sm90_64x32m16s", 2}, /* 16 + 8 < 32; 4 ways is 128 CTAs, over 99 */
-        /* at most 64 outputs with K past the short-K twins' 128: the dot kernel outright, K over a cluster
-         * of up to 8 CTAs with at least 256 16-byte chunks each */
+        /* a few outputs with K past the short-K twins' 128: the dot kernel outright, K over a cluster of up to
+         * 8 CTAs with at least 256 16-byte chunks each */
         {1, 1, 200, "bc_gemm_sm90_dot", 1},            {1, 64, 512, "bc_gemm_sm90_dot", 1},
         {7, 1, 10528, "bc_gemm_sm90_dot", 4},          {8, 8, 16384, "bc_gemm_sm90_dot", 8},
         {2, 3, 4096, "bc_gemm_sm90_dot", 2},           {1, 1, 128, "bc_gemm_sm90_64x32m16t", 0},
-        {65, 1, 200, "bc_gemm_sm90_64x32", 0},        {9, 8, 1000, "bc_gemm_sm90_64x32m16s", 0},
+        {65, 1, 200, "bc_gemm_sm90_dot", 1},           {9, 8, 1000, "bc_gemm_sm90_dot", 1},
+        /* ... up to 8 rows on the smaller side, 64 outputs and 12288 16-byte loads a CTA: 1x256x16384 22 rows a
+         * cluster of 8 (22 x 256 x 2 = 11264 loads), 2x500x8192 21 rows a cluster of 4 (16128: the tiles) */
+        {9, 9, 1000, "bc_gemm_sm90_64x32m16s", 0},     {1, 256, 16384, "bc_gemm_sm90_dot", 8},
+        {2, 500, 8192, "bc_gemm_sm90_64x32m16s", 0},
     };
     const fake_launch *l = NULL;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -86,9 +90,9 @@ static void test_config_rule(void **state)
      * over the 75% of the 132 SMs a round of its clusters holds); one tile of 165 k-blocks takes 8 */
     d = base_desc(&e, 16, 1024, 2048);
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
-    d = base_desc(&e, 7, 10, 10528);
+    d = base_desc(&e, 9, 10, 10528);
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
-    d = base_desc(&e, 27, 8, 5192);
+    d = base_desc(&e, 27, 9, 5192);
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
     d = base_desc(&e, 64, 1024, 2048);
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
@@ -164,23 +168,24 @@ static void test_n1_transposed(void **state)
     env e;
     env_open(&e, 1);
     const fake_launch *l = NULL;
-    bc_gemm_desc d = base_desc(&e, 131, 1, 4640);
+    /* 1500 rows: past the dot kernel's loads a CTA (23 rows x 290 chunks x 2) */
+    bc_gemm_desc d = base_desc(&e, 1500, 1, 4640);
     bc_gemm_plan *plan = NULL;
     assert_ok(bc_gemm_plan_create(e.dev, &d, &plan));
     bc_gemm_plan_info info;
     assert_ok(bc_gemm_plan_query(plan, &info));
     assert_int_equal(info.swapped, 1);
     assert_string_equal(info.config, "sm90_64x32m16s");
-    assert_int_equal(info.tiles, 5); /* ceil(131 / 32) tiles of one row */
-    assert_int_equal(info.split_k, 8);
+    assert_int_equal(info.tiles, 47); /* ceil(1500 / 32) tiles of one row */
+    assert_int_equal(info.split_k, 2);
     assert_ok(bc_gemm_launch(plan, e.s));
     bc_gemm_params p;
     memcpy(&p, fake_last_launch()->params, sizeof p);
-    assert_int_equal(p.m, 1), assert_int_equal(p.n, 131), assert_int_equal(p.k, 4640);
-    assert_int_equal(p.ldd, 131);
+    assert_int_equal(p.m, 1), assert_int_equal(p.n, 1500), assert_int_equal(p.k, 4640);
+    assert_int_equal(p.ldd, 1500);
     assert_int_equal(p.d, e.d);
     check_map(p.tmap_a, e.b, 4640, 1, 4640 * 2, 64, 16, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
-    check_map(p.tmap_b, e.a, 4640, 131, 4640 * 2, 64, 32, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+    check_map(p.tmap_b, e.a, 4640, 1500, 4640 * 2, 64, 32, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
 
     /* set_pointers takes the caller's a and b; a misaligned one is named as the caller's */
     assert_status(bc_gemm_plan_set_pointers(plan, e.c + 8, e.a, 0, e.b, 0), BC_ERR_MISALIGNED);
@@ -196,10 +201,10 @@ static void test_n1_transposed(void **state)
     bc_gemm_plan_destroy(plan);
 
     /* C aliasing D, one contiguous column: transposed with it */
-    d = base_desc(&e, 131, 1, 4640);
+    d = base_desc(&e, 1500, 1, 4640);
     d.beta = 0.5f, d.c = d.d;
     p = launch_and_decode(&e, &d, &l);
-    assert_int_equal(p.m, 1), assert_int_equal(p.ldc, 131), assert_int_equal(p.c, e.d);
+    assert_int_equal(p.m, 1), assert_int_equal(p.ldc, 1500), assert_int_equal(p.c, e.d);
 
     /* K of at most 2 k-blocks, any M from 2: transposed onto the skinny short-K twin, its D one row */
     static const struct {
@@ -223,13 +228,13 @@ static void test_n1_transposed(void **state)
         int bias;
         const char *config;
     } keep[] = {
-        {131, 4640, 0, 1, NULL},         /* a bias: one value for every row */
-        {131, 4640, 8, 0, NULL},         /* D not one contiguous column */
-        {131, 1024, 0, 0, NULL},         /* 16 k-blocks */
-        {16, 4640, 0, 0, NULL},          /* already skinny */
+        {1500, 4640, 0, 1, NULL},        /* a bias: one value for every row */
+        {1500, 4640, 8, 0, NULL},        /* D not one contiguous column */
+        {8000, 1024, 0, 0, NULL},        /* 16 k-blocks */
+        {16, 4640, 0, 0, NULL},          /* the dot kernel (it reads B's row as it lies) */
         {16384, 4640, 0, 0, NULL},       /* 256 tiles of 64 rows fill the SMs */
         {131, 4640, 0, 0, "sm90_64x32"}, /* a named configuration */
-        {131, 192, 0, 0, NULL},          /* 3 k-blocks: past the short-K twin, short of the long-K case */
+        {9000, 192, 0, 0, NULL},         /* 3 k-blocks: past the short-K twin, short of the long-K case */
         {16, 64, 0, 1, NULL},            /* short K with a bias */
         {1, 8, 0, 0, NULL},              /* M = 1: nothing to transpose */
     };
@@ -244,9 +249,9 @@ static void test_n1_transposed(void **state)
         assert_int_equal(p.m, keep[i].m), assert_int_equal(p.n, 1);
     }
     /* a C that is not one contiguous column keeps the plan as it is */
-    d = base_desc(&e, 131, 1, 4640);
+    d = base_desc(&e, 1500, 1, 4640);
     d.beta = 1.0f, d.c = e.c, d.ldc = 8;
-    assert_int_equal(launch_and_decode(&e, &d, &l).m, 131);
+    assert_int_equal(launch_and_decode(&e, &d, &l).m, 1500);
     env_close(&e);
 }
 
@@ -292,12 +297,20 @@ static void test_dot_kernel(void **state)
         assert_int_equal(info.cluster_x, cases[i].split), assert_int_equal(info.split_k, cases[i].split);
         assert_int_equal(info.swapped, 0);
     }
-    /* named: any K, at most 64 outputs */
+    /* named: any K, the smaller side at most 8 rows and at most 64 outputs a CTA (1 x 1000 x 4096: clusters of
+     * 2, 66 of them, runs of 16 rows) */
     bc_gemm_desc d = base_desc(&e, 4, 4, 16);
     d.config = "sm90_dot";
     launch_and_decode(&e, &d, &l);
     assert_string_equal(l->kernel, "bc_gemm_sm90_dot");
-    d = base_desc(&e, 9, 8, 4096);
+    d = base_desc(&e, 1, 1000, 4096);
+    d.config = "sm90_dot";
+    assert_int_equal(launch_and_decode(&e, &d, &l).tiles_m, 63);
+    assert_int_equal(l->grid[0], 126);
+    d = base_desc(&e, 9, 9, 4096);
+    d.config = "sm90_dot";
+    expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "config");
+    d = base_desc(&e, 1, 20000, 64); /* 152 rows a CTA */
     d.config = "sm90_dot";
     expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "config");
     d = base_desc(&e, 4, 4, 4096);
