@@ -180,6 +180,8 @@ static void test_same_bytes_skinny_under_load(void **state)
      * clusters of 8 */
     same_bytes_under_load(env, 7, 1, 11136, "sm90_dot", 0, 0.5f);
     same_bytes_under_load(env, 8, 8, 16384, "sm90_dot", 0, 0.0f);
+    /* ... and 2 x 2000 in runs of 16 columns over 125 CTAs, with C */
+    same_bytes_under_load(env, 2, 2000, 1000, "sm90_dot", 0, 0.5f);
 }
 
 static void test_same_bytes_split_k_under_load(void **state)

@@ -238,8 +238,9 @@ static bc_gemm_plan *plan_with_info(gpu_env *env, const gcase *gc, gbufs *g, bc_
 /* N = 1 with D one contiguous column: on Hopper the rule runs it as the
  * 1 x M product B . A^T where that pays (plan info says so: K of at most 2
  * k-blocks, or a long K on a grid that leaves SMs idle), else as it is (a
- * bias, K of 3 to 16 k-blocks, at most 64 rows with K past 128 (the dot
- * kernel reads B's row as it lies), or a grid that fills the SMs). Every case
+ * bias, K of 3 to 16 k-blocks, rows the dot kernel takes (up to a few
+ * thousand with K past 128: it reads B's row as it lies), or a grid that
+ * fills the SMs). Every case
  * against the reference; a transposed plan re-pointed at new buffers; C
  * aliasing D; 10 runs byte-identical. */
 static void test_gemm_n1_transposed(void **state)
@@ -250,11 +251,11 @@ static void test_gemm_n1_transposed(void **state)
         gcase gc;
         int swapped;
     } cases[] = {
-        {{131, 1, 4640, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
-        {{342, 1, 2584, BC_DTYPE_BF16, BC_DTYPE_F32, 0.75f, -0.5f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
+        {{1500, 1, 4640, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
+        {{3000, 1, 2584, BC_DTYPE_BF16, BC_DTYPE_F32, 0.75f, -0.5f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
         {{1000, 1, 10656, BC_DTYPE_F16, BC_DTYPE_F16, 1.0f, 1.0f, 0, 1, 0, 0, NULL, 0, 0, 0}, 1},
-        {{65, 1, 1032, BC_DTYPE_F16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0, NULL, 0, 0, 0}, 1},
-        {{4000, 1, 1088, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
+        {{4000, 1, 2048, BC_DTYPE_F16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0, NULL, 0, 0, 0}, 1},
+        {{4000, 1, 3000, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
         {{131, 1, 4640, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0, 0}, 0},
         {{131, 1, 1024, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 0},
         {{16, 1, 4640, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 0},
@@ -400,11 +401,11 @@ static void expect_config(gpu_env *env, const gcase *gc, const char *config)
     free_buffers(env, &g);
 }
 
-/* The dot kernel (sm90_dot, at most 64 outputs): A the larger side, B the
- * larger, square; K from one 16-byte chunk (named) to a cluster of 8 (the
- * rule's choice, checked); every input and output type, plain and with the
- * whole epilogue on padded rows (odd D rows); C aliasing D; 20 runs
- * byte-identical. */
+/* The dot kernel (sm90_dot): A the larger side, B the larger, square; K
+ * from one 16-byte chunk (named) to a cluster of 8 (the rule's choice,
+ * checked); up to 64 outputs in all, and thousands in runs of rows a
+ * cluster; every input and output type, plain and with the whole epilogue
+ * on padded rows (odd D rows); C aliasing D; 20 runs byte-identical. */
 static void test_gemm_dot(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
@@ -428,6 +429,20 @@ static void test_gemm_dot(void **state)
                 run_case(env, &cases[q]);
             }
         }
+    /* the larger side in runs of rows a cluster (up to 64 outputs a CTA, several tasks a warp) */
+    static const int64_t wide[][3] = {{1, 3488, 552}, {231, 1, 520}, {2, 2000, 1000}, {4, 1000, 2048},
+                                      {8, 300, 600},  {1, 256, 16384}, {3000, 1, 200}, {1, 8000, 136}};
+    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++) {
+        const bc_dtype dt = (bc_dtype)(i % 3);
+        const gcase cases[] = {
+            {wide[i][0], wide[i][1], wide[i][2], BC_DTYPE_BF16, dt, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0},
+            {wide[i][0], wide[i][1], wide[i][2], BC_DTYPE_F16, dt, 0.75f, -0.5f, 1, 1, 8, 0, NULL, 0, 1, 0},
+        };
+        for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
+            expect_config(env, &cases[q], "sm90_dot");
+            run_case(env, &cases[q]);
+        }
+    }
     const gcase alias = {7, 1, 11136, BC_DTYPE_BF16, BC_DTYPE_BF16, 0.5f, -1.0f, 1, 1, 0, 0, NULL, 0, 0, 0};
     run_aliased(env, &alias);
     const gcase rep = {15, 1, 10800, BC_DTYPE_F16, BC_DTYPE_F32, 1.0f, 0.5f, 1, 0, 0, 0, NULL, 0, 0, 0};
