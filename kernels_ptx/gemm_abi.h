@@ -121,12 +121,13 @@
 #define BC_SM80_SMEM_OF(cfg) BC__APPLY(BC__SM80_SMEM7, cfg)
 #define BC_SM80_THREADS_OF(cfg) BC__APPLY(BC__SM80_THREADS7, cfg)
 
-/* ---- sm_90a dot kernel (CUDA cores; kernels_ptx/gemm_dot.c): problems of
- * at most BC_DOT_MAX_OUT output elements (M x N, so min(M, N) <= 8), each
- * output one dot product of a row of A and a row of B down K. K is split
- * over a cluster of bc_gemm_params.split_k CTAs (1, 2, 4 or 8), the rows of
- * the larger side over the grid's tiles_m clusters. Shared memory: each
- * warp's partial of every output of its CTA, then the CTA's. */
+/* ---- sm_90a dot kernel (CUDA cores; kernels_ptx/gemm_dot.c): problems
+ * whose smaller side (min(M, N)) has at most BC_DOT_MAX_Q rows, each output
+ * one dot product of a row of A and a row of B down K. K is split over a
+ * cluster of bc_gemm_params.split_k CTAs (1, 2, 4 or 8), the rows of the
+ * larger side over the grid's tiles_m clusters in equal runs, a CTA's
+ * outputs (its run x the smaller side) at most BC_DOT_MAX_OUT. Shared
+ * memory: each warp's partial of every output of its CTA, then the CTA's. */
 #define BC_DOT_THREADS 256
 #define BC_DOT_WARPS (BC_DOT_THREADS / 32)
 #define BC_DOT_MAX_OUT 64

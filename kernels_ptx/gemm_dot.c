@@ -1,9 +1,11 @@
 /* The dot kernel (sm_90a, CUDA cores): D = act(alpha * A . B^T + beta * C +
- * bias) for problems of at most BC_DOT_MAX_OUT outputs (gemm_abi.h), such
- * as M and N of a few elements down a K in the thousands. A tensor-core tile
- * spends one useful row or column of a 64x32 tile's k-loop there, ~240 ns a
- * k-block on one SM; here every output is a dot product of a row of A and a
- * row of B, read in 16-byte chunks by every lane of a cluster at once.
+ * bias) for problems whose smaller side has at most BC_DOT_MAX_Q rows and
+ * whose CTAs get at most BC_DOT_MAX_OUT outputs each (gemm_abi.h), such as
+ * M and N of a few elements down a K in the thousands, or a few rows of a
+ * wide N. A tensor-core tile spends a few useful rows or columns of a 64x32
+ * tile's k-loop there, ~240 ns a k-block on one SM; here every output is a
+ * dot product of a row of A and a row of B, read in 16-byte chunks by every
+ * lane of a cluster at once.
  *
  *   - the larger side's rows ("tasks") are dealt to the grid's clusters in
  *     runs of ceil(rows / clusters); the smaller side's q <= 8 rows are read

@@ -119,10 +119,11 @@ static bc_status check_plan(bc_device *dev, const bc_gemm_plan *pl, int i, int f
         k++;
     if (k == KERNEL_COUNT && c->dot_max_out)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
-                       "plans[%d] uses %s (at most %u outputs down a K over 128), which has no resident kernel: "
-                       "pin bc_gemm_desc.config (sm90_64x32m16 or sm90_64x32m16s for M <= 16, else sm90_64x32 or "
-                       "sm90_64x32s) so that the plan runs in the network's resident kernel",
-                       i, c->name, c->dot_max_out);
+                       "plans[%d] uses %s (at most %u rows on one side, K over 128), which has no resident "
+                       "kernel: pin bc_gemm_desc.config (sm90_64x32m16 or sm90_64x32m16s for M <= 16, else "
+                       "sm90_64x32 or sm90_64x32s), or set split_k = 1, so that the plan runs in the network's "
+                       "resident kernel",
+                       i, c->name, (unsigned)BC_DOT_MAX_Q);
     if (k == KERNEL_COUNT)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
                        "plans[%d] uses %s, which has no resident kernel (sm90_64x32, sm90_64x32s, "
