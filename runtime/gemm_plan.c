@@ -211,7 +211,8 @@ static int dot_takes(const bc__gemm_config *c, const bc_gemm_desc *d, int named,
     const bc__dot_grid g = dot_grid((uint64_t)d->m, (uint64_t)d->n, (uint64_t)d->k, sms);
     if (q > BC_DOT_MAX_Q || (uint64_t)g.per * q > c->dot_max_out)
         return 0;
-    const uint64_t loads = (uint64_t)g.per * ((uint64_t)d->k / 8u + g.split - 1) / g.split * (q + 1);
+    const uint64_t slice = ((uint64_t)d->k / 8u + g.split - 1) / g.split; /* chunks of K a CTA */
+    const uint64_t loads = (uint64_t)g.per * slice * (q + 1);
     return named || ((uint64_t)d->k >= c->dot_min_k && d->split_k == 0 && loads <= c->dot_max_loads);
 }
 
@@ -300,10 +301,11 @@ static bc_status choose_config(const bc_device *dev, const bc_gemm_desc *d, cons
     if (c == NULL && named != NULL && named->dot_max_out &&
         !dot_takes(named, d, 1, (uint32_t)dev->info.sm_count))
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config",
-                       "%s takes min(M, N) <= %u and at most %u outputs a CTA (M=%lld N=%lld: %u a CTA on %d SMs)",
+                       "%s takes min(M, N) <= %u and at most %u outputs a CTA (M=%lld N=%lld: %llu a CTA on %d SMs)",
                        named->name, BC_DOT_MAX_Q, named->dot_max_out, (long long)d->m, (long long)d->n,
-                       dot_grid((uint64_t)d->m, (uint64_t)d->n, (uint64_t)d->k, (uint32_t)dev->info.sm_count).per *
-                           (uint32_t)(d->m < d->n ? d->m : d->n),
+                       (unsigned long long)dot_grid((uint64_t)d->m, (uint64_t)d->n, (uint64_t)d->k,
+                                                    (uint32_t)dev->info.sm_count).per *
+                           (unsigned long long)(d->m < d->n ? d->m : d->n),
                        dev->info.sm_count);
     if (c == NULL && named != NULL && named->max_m && (uint64_t)d->m > named->max_m)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "%s takes M <= %u (M=%lld)", named->name, named->max_m,

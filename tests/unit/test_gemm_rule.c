@@ -73,6 +73,9 @@ static void test_config_rule(void **state)
          * cluster of 8 (22 x 256 x 2 = 11264 loads), 2x500x8192 21 rows a cluster of 4 (16128: the tiles) */
         {9, 9, 1000, "bc_gemm_sm90_64x32m16s", 0},     {1, 256, 16384, "bc_gemm_sm90_dot", 8},
         {2, 500, 8192, "bc_gemm_sm90_64x32m16s", 0},
+        /* at the bound: 1x1536x4096 24 rows x 256 chunks x 2 = 12288 (2x1024x4096 16 x 256 x 3), 1x1650x4096 25 */
+        {1, 1536, 4096, "bc_gemm_sm90_dot", 2},        {2, 1024, 4096, "bc_gemm_sm90_dot", 2},
+        {1, 1650, 4096, "bc_gemm_sm90_64x32m16s", 0},
     };
     const fake_launch *l = NULL;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
