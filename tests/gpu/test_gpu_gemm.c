@@ -505,47 +505,56 @@ static void test_graph_mode(void **state)
     free_buffers(env, &g2);
 }
 
-/* A GEMM that reads the previous GEMM's output, launched right after it on
- * the same stream and in one graph: the launches are programmatically
- * serialized, so the second kernel's set-up overlaps the first one's tail;
- * its griddepcontrol.wait must still order every read of D1 after D1 is
- * written. D2 is checked against the reference over the D1 the GPU wrote. */
-static void test_dependent_chain(void **state)
+/* Plan 2 reads plan 1's D as its A (one stream: the second launch's
+ * programmatic serialization must still see the first one's output),
+ * `rounds` times with fresh values of plan 1's A, each round launched
+ * plan by plan and as one graph: both against the reference of the D1 the
+ * GPU wrote, and the graph's bytes the stream's. Plan 2 must run `want2`
+ * (NULL: any configuration). */
+static void run_chain(gpu_env *env, const gcase *c1, const gcase *c2, int rounds, const char *want2)
 {
-    gpu_env *env = GPU_ENV_OR_SKIP(state);
-    const gcase c1 = {300, 512, 264, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0};
-    const gcase c2 = {300, 200, 512, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.0f, 1, 0, 0, 0, NULL, 0, 0, 0};
     gbufs g1, g2;
-    make_buffers(env, &c1, &g1);
-    make_buffers(env, &c2, &g2);
-    g2.d.a = g1.dd; /* A2 = D1: 300 x 512 bf16, rows 1024 bytes */
+    make_buffers(env, c1, &g1);
+    make_buffers(env, c2, &g2);
+    g2.d.a = g1.dd; /* A2 = D1 */
     bc_gemm_plan *p1 = NULL, *p2 = NULL;
     CHECK_BC(bc_gemm_plan_create(env->dev, &g1.d, &p1));
     CHECK_BC(bc_gemm_plan_create(env->dev, &g2.d, &p2));
+    bc_gemm_plan_info info;
+    CHECK_BC(bc_gemm_plan_query(p2, &info));
+    if (want2 != NULL && strcmp(info.config, want2) != 0)
+        fail_msg("plan 2 runs %s, not %s", info.config, want2);
     const size_t s1 = bytes_of(g1.d.m, g1.d.ldd, g1.d.d_type), s2 = bytes_of(g2.d.m, g2.d.ldd, g2.d.d_type);
+    const size_t sa = bytes_of(g1.d.m, g1.d.lda, g1.d.ab_type);
     void *first = malloc(s2);
     const bc_gemm_plan *plans[2] = {p1, p2};
     bc_graph *graph = NULL;
     CHECK_BC(bc_graph_create(env->s, plans, 2, &graph));
-    for (int mode = 0; mode < 2; mode++) {
-        CHECK_BC(bc_memset_d8_async(env->s, g1.dd, 0xFF, s1));
-        CHECK_BC(bc_memset_d8_async(env->s, g2.dd, 0xFF, s2));
-        if (mode == 0) {
-            CHECK_BC(bc_gemm_launch(p1, env->s));
-            CHECK_BC(bc_gemm_launch(p2, env->s));
-        } else {
-            CHECK_BC(bc_graph_launch(graph, env->s));
+    for (int round = 0; round < rounds; round++) {
+        if (round > 0) { /* fresh A1: a plan 2 that read a stale D1 would miss the reference */
+            bc_ref_fill_normal(g1.ha, g1.d.ab_type, sa / bc_dtype_bytes(g1.d.ab_type), 1.0, &rng);
+            CHECK_BC(bc_memcpy_htod(env->dev, g1.a, g1.ha, sa));
         }
-        CHECK_BC(bc_stream_wait(env->s, 10ull * 1000000000ull));
-        CHECK_BC(bc_memcpy_dtoh(env->dev, g1.hd, g1.dd, s1));
-        CHECK_BC(bc_memcpy_dtoh(env->dev, g2.hd, g2.dd, s2));
-        check_result(&c1, &g1);
-        memcpy(g2.ha, g1.hd, s1); /* the reference reads the D1 the GPU wrote */
-        check_result(&c2, &g2);
-        if (mode == 0)
-            memcpy(first, g2.hd, s2);
-        else
-            assert_memory_equal(first, g2.hd, s2);
+        for (int mode = 0; mode < 2; mode++) {
+            CHECK_BC(bc_memset_d8_async(env->s, g1.dd, 0xFF, s1));
+            CHECK_BC(bc_memset_d8_async(env->s, g2.dd, 0xFF, s2));
+            if (mode == 0) {
+                CHECK_BC(bc_gemm_launch(p1, env->s));
+                CHECK_BC(bc_gemm_launch(p2, env->s));
+            } else {
+                CHECK_BC(bc_graph_launch(graph, env->s));
+            }
+            CHECK_BC(bc_stream_wait(env->s, 10ull * 1000000000ull));
+            CHECK_BC(bc_memcpy_dtoh(env->dev, g1.hd, g1.dd, s1));
+            CHECK_BC(bc_memcpy_dtoh(env->dev, g2.hd, g2.dd, s2));
+            check_result(c1, &g1);
+            memcpy(g2.ha, g1.hd, s1); /* the reference reads the D1 the GPU wrote */
+            check_result(c2, &g2);
+            if (mode == 0)
+                memcpy(first, g2.hd, s2);
+            else
+                assert_memory_equal(first, g2.hd, s2);
+        }
     }
     free(first);
     bc_graph_destroy(graph);
@@ -553,6 +562,32 @@ static void test_dependent_chain(void **state)
     bc_gemm_plan_destroy(p2);
     free_buffers(env, &g1);
     free_buffers(env, &g2);
+}
+
+/* A GEMM that reads the previous GEMM's output (the tile kernels). */
+static void test_dependent_chain(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    const gcase c1 = {300, 512, 264, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0};
+    const gcase c2 = {300, 200, 512, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.0f, 1, 0, 0, 0, NULL, 0, 0, 0};
+    run_chain(env, &c1, &c2, 1, NULL);
+}
+
+/* The dot kernel reads its operands through the non-coherent path after
+ * griddepcontrol.wait: each round's fresh output of the GEMM before it, a
+ * tile kernel's (64 x 1024) and its own (2 x 1024 from the dot kernel),
+ * never an earlier round's. */
+static void test_dot_reads_previous_output(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    const gcase t1 = {64, 1024, 256, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0};
+    const gcase t2 = {64, 2, 1024, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 0, 0, 0, NULL, 0, 0, 0};
+    run_chain(env, &t1, &t2, quick ? 5 : 20, "sm90_dot");
+    const gcase d1 = {2, 1024, 512, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0};
+    const gcase d2 = {2, 3, 1024, BC_DTYPE_BF16, BC_DTYPE_F32, 0.5f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0};
+    run_chain(env, &d1, &d2, quick ? 5 : 20, "sm90_dot");
 }
 
 static int setup(void **state) { return gemm_case_setup(state, "test_gpu_gemm"); }
@@ -574,6 +609,7 @@ int main(void)
         cmocka_unit_test(test_gemm_deterministic_100),
         cmocka_unit_test(test_graph_mode),
         cmocka_unit_test(test_dependent_chain),
+        cmocka_unit_test(test_dot_reads_previous_output),
     };
     gpu_test_filters();
     return cmocka_run_group_tests_name("gpu_gemm", tests, setup, gpu_env_teardown);
