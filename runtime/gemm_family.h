@@ -1,7 +1,7 @@
 /* Internal: the GEMM families. Each kernel family (one kernel source, one
  * image or more) brings a table: its configurations with their rule
  * weights and split-K exchange costs, and the devices it serves. The plan's
- * rule (gemm_plan.c) walks these tables and knows no family by name; a new
+ * rule (gemm_rule.c) walks these tables and knows no family by name; a new
  * family is a new table here plus its kernel file. */
 #ifndef BC_RUNTIME_GEMM_FAMILY_H
 #define BC_RUNTIME_GEMM_FAMILY_H

@@ -119,7 +119,7 @@ static const bc__gemm_config configs[] = {
               BC_SM90_SHORT_K_MIN_M, BC_SM90_CFG_128X64T),
     /* skinny M: the 64x32 tile with stages of 16 A rows (twice the B bytes in flight); within
      * M <= 16 the rule takes a skinny configuration outright and weighs this one against its
-     * split-K twin below by the cost model (gemm_plan.c, rule_pick; PERF_NOTES.md) */
+     * split-K twin below by the cost model (gemm_rule.c, rule_pick; PERF_NOTES.md) */
     BC__APPLY(SM90_CONFIG, "64x32m16", BC_K_GEMM_SM90_64X32M16, 30, BC_SM90_CFG_64X32M16),
     /* its split-K variant: a few CTAs down K for grids of a few tiles (a skinny tile's k-block is
      * latency-bound; its 16-row exchange is cheap, hence its own split cost) */

@@ -6,6 +6,9 @@
 #include "gemm_abi.h"
 #include "internal.h"
 
+/* ceil(a / b) for the tile and chunk counts of a plan (they fit 32 bits). */
+static inline uint32_t bc__ceil_div(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
+
 /* Bytes per element of a GEMM operand type (f32 4, bf16 and f16 2). */
 static inline uint64_t bc__dtype_bytes(bc_dtype t) { return t == BC_DTYPE_F32 ? 4u : 2u; }
 
@@ -44,7 +47,7 @@ struct bc_gemm_plan {
     bc__link link; /* first: bc_device_close releases plans through it */
     bc_device *dev;
     bc_gemm_desc desc;     /* as the caller gave it, leading dimensions resolved */
-    int swapped;           /* the kernel runs the transpose of desc, D^T = B . A^T (N = 1; gemm_plan.c, swap_pays) */
+    int swapped;           /* the kernel runs the transpose of desc, D^T = B . A^T (N = 1; gemm_rule.c, swap_pays) */
     const bc__gemm_config *config;
     CUfunction fn;         /* the configuration's kernel, or its dense-row kernel (BC_GEMM_F_DENSE_A) */
     CUlaunchConfig launch; /* hStream filled per launch */

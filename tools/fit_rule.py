@@ -6,7 +6,7 @@ Input: the CSV files of `barecuda bench --sweep N --seed S --config C --split K
 writes them), several seeds. Each (seed, index) is one shape with its
 epilogue; each PASS row one measured candidate (configuration, split).
 
-The rule is runtime/gemm_plan.c's rule_cost() over runtime/gemm_family_sm90.c's table, in Python with the same
+The rule is runtime/gemm_rule.c's rule_cost() over runtime/gemm_family_sm90.c's table, in Python with the same
 integer arithmetic: for every candidate (whole-tile configurations with split
 1; split-K configurations with S = 2, 4, 8 up to the k-blocks)
 
@@ -24,7 +24,7 @@ SMs' CTAs a round of its clusters holds, and shares the clusters-of-8
 constants; none of these is fitted. split_cost and the
 weights are the C constants; tile_kb, c_kb and f32_kb are extra terms (0 in
 the C rule today): a fixed cost per tile (small K), the C load, the wider
-store. The current constants are read from runtime/gemm_plan.c and
+store. The current constants are read from runtime/gemm_rule.c and
 kernels_ptx/gemm_abi.h, so the "current" rule is the compiled one.
 
 Reports, separately for the fit seeds and the check seeds: how often the rule
@@ -53,8 +53,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def read_rule(plan_c=None, abi_h=None, family_c=None):
     """The compiled rule: {'configs': [...], 'split_cost': int, 'max_split': int, 'extra': {...}}. The sm_90a
-    table and its split cost live in runtime/gemm_family_sm90.c, the split limit in runtime/gemm_plan.c."""
-    plan_c = plan_c or os.path.join(ROOT, "runtime", "gemm_plan.c")
+    table and its split cost live in runtime/gemm_family_sm90.c, the split limit in runtime/gemm_rule.c."""
+    plan_c = plan_c or os.path.join(ROOT, "runtime", "gemm_rule.c")
     family_c = family_c or (plan_c if plan_c.endswith("family_sm90.c") else
                             os.path.join(os.path.dirname(plan_c), "gemm_family_sm90.c"))
     abi_h = abi_h or os.path.join(ROOT, "kernels_ptx", "gemm_abi.h")
@@ -84,7 +84,7 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
         if not m:
             raise ValueError(f"cannot find #define {macro} in {abi_h}")
         cons, bn, _stages, ks, ar = (int(x) for x in m.groups())
-        # A stages of fewer rows than the tile: a skinny-M configuration (gemm_plan.c: max_m)
+        # A stages of fewer rows than the tile: a skinny-M configuration (gemm_rule.c: max_m)
         max_m = ar if ar < 64 * cons else 0
         cfg = {"name": "sm90_" + nm, "bm": 64 * cons, "bn": bn, "bk": bk, "weight": int(w), "split": bool(ks),
                "max_m": max_m}
@@ -104,7 +104,7 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
         if c.get("max_kb"):  # tiles for 1 / share of the SMs, or more; a 64 x 32 one any number (gemm_family_sm90.c)
             c["sm_share"] = define(plan, "BC_SM90_SHORT_K_SM_SHARE") if c["bm"] * c["bn"] > 2048 else 0
     # the dot kernel (gemm_family_sm90.c): M x N of at most BC_DOT_MAX_OUT and K beyond the short-K
-    # twins' k-blocks, taken before every other; its split (gemm_plan.c, dot_shape) from K's 16-byte chunks
+    # twins' k-blocks, taken before every other; its split (gemm_rule.c, dot_shape) from K's 16-byte chunks
     dot = None
     if '.name = "sm90_dot"' in plan:
         dot = {"max_out": define(abi, "BC_DOT_MAX_OUT"), "max_q": define(abi, "BC_DOT_MAX_Q"),
@@ -132,14 +132,14 @@ def split_options(cfg, k, rule):
 
 
 def wave_of(cfg, s, sms):
-    """CTAs in one round (gemm_plan.c, round_ctas): every SM's, or for a split of 4 or 8 with its own
+    """CTAs in one round (gemm_rule.c, round_ctas): every SM's, or for a split of 4 or 8 with its own
     cluster wave share, that share (clusters of 2 fill every SM)."""
     return max(1, sms * cfg["wave_pct"] // 100) if s > 2 and cfg.get("wave_pct") else sms
 
 
 def past_one_round(cfg, s, m, n, sms):
     """A split with its own cluster wave share whose CTAs one round does not hold: the rule skips it
-    (gemm_plan.c, split_past_one_round)."""
+    (gemm_rule.c, split_past_one_round)."""
     return s > 1 and bool(cfg.get("wave_pct")) and cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) * s > wave_of(cfg, s, sms)
 
 
@@ -165,21 +165,21 @@ def candidates(m, n, k, rule, sms):
 
 
 def precedence(cfg):
-    """The rule's order before the cost (gemm_plan.c, rule_better): skinny-M, then short-K, then the rest."""
+    """The rule's order before the cost (gemm_rule.c, rule_better): skinny-M, then short-K, then the rest."""
     return (0 if cfg.get("max_m") else 1, 0 if cfg.get("max_kb") else 1)
 
 
 def choose(m, n, k, sms, rule, c_read=False, f32=False):
-    """(config name, split): the least cost, the first one on a tie (gemm_plan.c, choose_config); a skinny-M
+    """(config name, split): the least cost, the first one on a tie (gemm_rule.c, bc__gemm_choose); a skinny-M
     configuration that fits wins outright over the others, and among the skinny ones the least cost wins.
     N = 1 (no bias, D one contiguous column) runs transposed, 1 x M x K, with M > 1 and K within the skinny
     short-K configuration's k-blocks, or with M > 16, K over 16 k-blocks and ceil(M / 64) at most half the SMs,
-    when that takes a skinny configuration (gemm_plan.c, swap_pays)."""
+    when that takes a skinny configuration (gemm_rule.c, swap_pays)."""
     return choose_swapped(m, n, k, sms, rule, c_read, f32)[:2]
 
 
 def dot_grid(m, n, k, sms, rule):
-    """The dot kernel's (cluster size, clusters, rows a cluster) (gemm_plan.c, dot_grid)."""
+    """The dot kernel's (cluster size, clusters, rows a cluster) (gemm_rule.c, dot_grid)."""
     d = rule["dot"]
     chunks, rows = k // 8, max(m, n)
     s = 1
@@ -192,7 +192,7 @@ def dot_grid(m, n, k, sms, rule):
 
 
 def dot_choice(m, n, k, sms, rule):
-    """("sm90_dot", its cluster size) where the rule takes the dot kernel (gemm_plan.c, dot_takes), else None."""
+    """("sm90_dot", its cluster size) where the rule takes the dot kernel (gemm_rule.c, dot_takes), else None."""
     d = rule.get("dot")
     q = min(m, n)
     if not d or q > d["max_q"] or k < d["min_k"]:
@@ -433,7 +433,7 @@ def main(argv):
     ap.add_argument("--no-extra", action="store_true", help="fit only the C rule's constants (weights, split cost)")
     ap.add_argument("--restarts", type=int, default=4)
     ap.add_argument("--worst", type=int, default=10, help="check-seed shapes listed with the largest loss")
-    ap.add_argument("--plan", default=None, help="gemm_plan.c to read the current rule from")
+    ap.add_argument("--plan", default=None, help="gemm_rule.c to read the current rule from")
     ap.add_argument("--abi", default=None, help="gemm_abi.h to read the tile shapes from")
     ap.add_argument("--choose", action="store_true", help="print the current rule's choice for 'M N K SMS' lines")
     ap.add_argument("--list-configs", action="store_true")
@@ -482,7 +482,7 @@ def main(argv):
           f"{args.check_seeds} ({len(check_set)} shapes); {cands / max(1, len(fit_set) + len(check_set)):.1f} "
           "measured candidates per shape")
     print("loss = time of the rule's pick / time of the fastest measured candidate of the shape")
-    print(f"current rule (gemm_plan.c): {describe(current, names)}")
+    print(f"current rule (gemm_rule.c): {describe(current, names)}")
     print(summary_line("  current, fit seeds", res["current fit"]))
     print(summary_line("  current, check seeds", res["current check"]))
     print(f"fitted rule (fit seeds only): {describe(fitted, names)}")

@@ -39,7 +39,7 @@ ABI_H = '''
 
 def synthetic_rule():
     d = tempfile.mkdtemp()
-    plan, abi = os.path.join(d, "gemm_plan.c"), os.path.join(d, "gemm_abi.h")
+    plan, abi = os.path.join(d, "gemm_rule.c"), os.path.join(d, "gemm_abi.h")
     for path, text in ((plan, PLAN_C), (abi, ABI_H)):
         with open(path, "w") as f:
             f.write(text)

@@ -261,8 +261,9 @@ static void test_n1_transposed(void **state)
 /* The dot kernel's launch: one CTA of BC_DOT_THREADS threads per (cluster
  * rank, group of the larger side's rows), K split over a cluster of S where
  * S > 1, the plain A, B, D and leading dimensions in the parameter, N = 1
- * not transposed; named for any K at most 64 outputs, refused beyond; a
- * split_k set (1 or more) leaves the problem to the tile kernels. */
+ * not transposed; named for any K within the kernel's limits (the smaller
+ * side at most 8 rows, a CTA at most 64 outputs), refused beyond; a split_k
+ * set (1 or more) leaves the problem to the tile kernels. */
 static void test_dot_kernel(void **state)
 {
     env e;

@@ -9,7 +9,7 @@
 # Then, anywhere: tar xzf sweep_calib.tgz &&
 #   python3 tools/fit_rule.py --fit-seeds 1,2 --check-seeds 3,4 calib/*.csv
 # Knobs: SEEDS ("1 2"), COUNT (100), REPLAYS (10), SPLITS ("2 4 8"),
-# MEMCAP (4294967296), FRAC (0.5), CONFIGS (default: all, from gemm_plan.c),
+# MEMCAP (4294967296), FRAC (0.5), CONFIGS (default: all, from gemm_family_sm90.c),
 # TIMEOUT per run in s (500).
 set -o pipefail
 export PATH=/usr/local/cuda/bin:$PATH
@@ -23,7 +23,7 @@ FRAC=${FRAC:-0.5}
 L=$(mktemp -d)
 mkdir -p "$L/calib"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$L/calib/gpu_state.txt" 2>&1
-# "name 0|1" per configuration (1: split-K), read from runtime/gemm_plan.c as the build compiled it
+# "name 0|1" per configuration (1: split-K), read from runtime/gemm_rule.c and gemm_family_sm90.c as the build compiled them
 CONFIGS_LIST=$(python3 tools/fit_rule.py --list-configs) || { echo "sweep_calib: cannot list configurations"; exit 1; }
 t0=$(date +%s)
 for seed in $SEEDS; do

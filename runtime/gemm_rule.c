@@ -1,0 +1,399 @@
+/* The configuration rule (README, "GEMM configurations"): each family's
+ * table (gemm_family.h) walked for the device, the cost model, the dot
+ * kernel's grid and reach, and when an N = 1 problem runs transposed. Plan
+ * time only; integer arithmetic, so the choice is the same on every host. */
+#include <string.h>
+
+#include "error.h"
+#include "gemm_family.h"
+#include "gemm_rule.h"
+#include "resident_abi.h"
+
+#define BC_MAX_SPLIT_K 8u      /* CTAs per cluster: the portable maximum */
+#define BC_SWAP_MIN_KB 16u     /* swap_pays: K longer than this many k-blocks ... */
+#define BC_SWAP_MIN_KB_BK 64u  /* ... of 64 elements */
+_Static_assert(BC_MAX_SPLIT_K <= BC_RESIDENT_MAX_SPLIT, "the resident kernel adds at most BC_RESIDENT_MAX_SPLIT slots");
+
+/* Every family's table (gemm_family.h); the rule knows them only through these. */
+static const bc__gemm_family *const families[] = {&bc__gemm_family_sm90, &bc__gemm_family_sm100,
+                                                  &bc__gemm_family_sm80, &bc__gemm_family_sm80_sm90a};
+#define FAMILY_COUNT (sizeof families / sizeof families[0])
+
+static const char *const kernel_names[BC__KERNEL_COUNT] = {
+#define K(id, sym, fam, smem) [BC_K_##id] = #sym,
+#include "manifest.h"
+#undef K
+};
+
+const char *bc__gemm_kernel_name(bc__kernel_id id) { return kernel_names[id]; }
+
+/* The split counts the rule considers for configuration c: 1 for a
+ * whole-tile kernel; 2, 4, 8 (at most the k-blocks) for a split-K kernel.
+ * desc.split_k = 1 keeps only whole-tile kernels; S >= 2 only split-K
+ * kernels with the largest power of two <= min(S, 8, k-blocks), or the
+ * whole-tile ones when K has a single k-block (nothing to split). */
+static uint32_t split_options(const bc__gemm_config *c, uint32_t want, uint32_t k_blocks, uint32_t out[3])
+{
+    if (!c->split) { /* whole tiles: unless a split was asked for that K allows */
+        out[0] = 1;
+        return want <= 1 || k_blocks < 2 ? 1u : 0u;
+    }
+    if (want == 1)
+        return 0;
+    uint32_t n = 0;
+    for (uint32_t s = 2; s <= BC_MAX_SPLIT_K && s <= k_blocks; s *= 2)
+        out[n++] = s;
+    if (want >= 2 && n > 0) { /* the largest power of two not above want */
+        while (n > 1 && out[n - 1] > want)
+            n--;
+        out[0] = out[n - 1];
+        n = 1;
+    }
+    return n;
+}
+
+/* CTAs of configuration c split S ways that the SMs hold at once (one
+ * round). Whole tiles and the wide split tiles: one CTA per SM. The skinny
+ * split tiles' clusters of 4 and 8 one-CTA-per-SM CTAs must each fit in
+ * one GPC, so a round holds only cluster_wave_pct of the SMs (32 clusters
+ * of 4 ran as two rounds on the H100); clusters of 2 fill every SM (64 of
+ * them ran as one round). */
+static uint64_t round_ctas(const bc__gemm_config *c, uint32_t s, uint32_t sms)
+{
+    const uint64_t r = s > 2 && c->cluster_wave_pct ? (uint64_t)sms * c->cluster_wave_pct / 100u : sms;
+    return r ? r : 1;
+}
+
+static uint64_t ctas_of(const bc__gemm_config *c, uint32_t s, const bc_gemm_desc *d)
+{
+    return (uint64_t)bc__ceil_div((uint64_t)d->m, c->bm) * bc__ceil_div((uint64_t)d->n, c->bn) * s;
+}
+
+/* The rule's cost of configuration c with K split S ways for
+ * an M x N x K problem on `sms` SMs: its waves (rounds, round_ctas) times
+ * the time of one CTA, modelled as the tile's area times its k-blocks
+ * (plus the configuration's split-K exchange cost, and the extra of
+ * clusters of 8 on more than cluster8_pct of the SMs) over the
+ * configuration's relative throughput (weight). Integer arithmetic, so
+ * the choice is the same on every host. */
+static uint64_t rule_cost(const bc__gemm_config *c, uint32_t s, const bc_gemm_desc *d, uint32_t sms)
+{
+    const uint64_t wave = round_ctas(c, s, sms);
+    const uint64_t ctas = ctas_of(c, s, d), waves = (ctas + wave - 1) / wave;
+    const uint64_t kb = bc__ceil_div((uint64_t)d->k, c->bk);
+    const int crowded = s >= 8 && c->cluster8_pct && ctas * 100u > (uint64_t)sms * c->cluster8_pct;
+    const uint64_t work = (kb + s - 1) / s + (s > 1 ? c->split_cost_kb : 0) + (crowded ? c->cluster8_cost_kb : 0);
+    return waves * c->bm * c->bn * work * 100u / c->weight_pct;
+}
+
+/* A skinny split the rule does not consider: more CTAs than one round
+ * holds. Each further round of such a grid cost ~5 us whatever its
+ * k-blocks on the H100 (1x2048x4640: 23.1 us split 4 ways in three rounds
+ * against 11.9 split 2 ways in one; kernels_ptx/PERF_NOTES.md), which the
+ * waves of the cost model do not see; the persistent whole-tile twin has no
+ * such rounds. A split the caller asked for (split_k >= 2, or a named
+ * split configuration) is kept. */
+static int split_past_one_round(const bc__gemm_config *c, uint32_t s, const bc_gemm_desc *d, uint32_t sms)
+{
+    return s > 1 && d->split_k == 0 && c->cluster_wave_pct && ctas_of(c, s, d) > round_ctas(c, s, sms);
+}
+
+/* Tensor-memory columns per CTA (of 128 lanes x 32 bits) that public
+ * sources document for a compute capability; 0 where none does. No driver
+ * attribute reports it. The PTX ISA gives every tcgen05 target one TMEM of
+ * 128 lanes x 512 columns per CTA (9.1 §9.7.16.1; tcgen05.alloc takes at
+ * most 512 columns), and CUTLASS builds its 512-column sm100 kernels for
+ * sm_110f too (CMakeLists.txt: 110f enables the SM100 family). 10.1 is
+ * Jetson Thor as CUDA 12.x reports it; CUDA 13 calls it 11.0 (CUTLASS
+ * CHANGELOG, 4.2). README, "Blackwell", lists the sources. */
+static uint32_t documented_tmem_cols(int cc_major, int cc_minor)
+{
+    const int cc = cc_major * 10 + cc_minor;
+    return cc == 100 || cc == 101 || cc == 103 || cc == 110 ? 512u : 0u;
+}
+
+/* Family f's role on this device (gemm_family.h). */
+static bc__gemm_role family_role(const bc__gemm_family *f, const bc_device *dev)
+{
+    for (size_t i = 0; i < f->arch_count; i++)
+        if (f->archs[i].major == dev->info.cc_major &&
+            (f->archs[i].minor < 0 || f->archs[i].minor == dev->info.cc_minor))
+            return f->archs[i].role;
+    return BC__ROLE_NONE;
+}
+
+/* The configuration called `name`, and its family: the family that serves
+ * this device when one does (the same kernels can sit in several images),
+ * else the first that has the name. */
+static const bc__gemm_config *find_config(const char *name, const bc_device *dev, const bc__gemm_family **out_family)
+{
+    const bc__gemm_config *found = NULL;
+    for (size_t i = 0; i < FAMILY_COUNT; i++)
+        for (size_t j = 0; j < families[i]->count; j++) {
+            if (strcmp(families[i]->configs[j].name, name) != 0)
+                continue;
+            const int serves = family_role(families[i], dev) != BC__ROLE_NONE;
+            if (found == NULL || serves)
+                *out_family = families[i], found = &families[i]->configs[j];
+            if (serves)
+                return found;
+        }
+    return found;
+}
+
+/* The dot kernel's grid (kernels_ptx/gemm_dot.c): K split over a cluster
+ * of S CTAs (the largest power of two up to 8 that leaves each CTA at
+ * least BC_DOT_MIN_CHUNKS 16-byte chunks of K, a chunk a thread), the
+ * larger side's rows over G clusters, one each while the clusters fit one
+ * round, else in equal runs of `per` rows. A round: every SM for clusters
+ * of 1 and 2, BC_DOT_WAVE_PCT of them for clusters of 4 and 8 (one CTA an
+ * SM, a cluster within one GPC: 16 clusters of 8 ran in two rounds,
+ * 64x1x16384 6.2 us; PERF_NOTES.md change 51). */
+#define BC_DOT_MIN_CHUNKS 256u
+#define BC_DOT_WAVE_PCT 75u
+typedef struct bc__dot_grid {
+    uint32_t split, groups, per;
+} bc__dot_grid;
+static bc__dot_grid dot_grid(uint64_t m, uint64_t n, uint64_t k, uint32_t sm_count)
+{
+    const uint64_t chunks = k / 8u, rows = m > n ? m : n;
+    uint32_t s = 1;
+    while (s < BC_MAX_SPLIT_K && 2u * s * BC_DOT_MIN_CHUNKS <= chunks)
+        s *= 2u;
+    const uint32_t round = s > 2u ? sm_count * BC_DOT_WAVE_PCT / 100u : sm_count;
+    const uint64_t most = round / s ? round / s : 1u;
+    const uint64_t per = (rows + (rows < most ? rows : most) - 1) / (rows < most ? rows : most);
+    const bc__dot_grid g = {s, (uint32_t)((rows + per - 1) / per), per > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)per};
+    return g;
+}
+
+/* Whether the dot configuration c takes the problem on `sms` SMs: the
+ * smaller side at most BC_DOT_MAX_Q rows and a CTA's outputs (its run of
+ * rows x the smaller side) at most dot_max_out, the kernel's limit; unless
+ * it was named, also K of at least dot_min_k, split_k left to the rule (it
+ * splits K over its cluster itself; split_k = 1 asks for a whole-tile
+ * plan) and at most dot_max_loads 16-byte loads a CTA (its rows' chunks of
+ * its slice of K, for the row and the smaller side's rows). */
+static int dot_takes(const bc__gemm_config *c, const bc_gemm_desc *d, int named, uint32_t sms)
+{
+    const uint64_t q = d->m < d->n ? (uint64_t)d->m : (uint64_t)d->n;
+    const bc__dot_grid g = dot_grid((uint64_t)d->m, (uint64_t)d->n, (uint64_t)d->k, sms);
+    if (q > BC_DOT_MAX_Q || (uint64_t)g.per * q > c->dot_max_out)
+        return 0;
+    const uint64_t slice = ((uint64_t)d->k / 8u + g.split - 1) / g.split; /* chunks of K a CTA */
+    const uint64_t loads = (uint64_t)g.per * slice * (q + 1);
+    return named || ((uint64_t)d->k >= c->dot_min_k && d->split_k == 0 && loads <= c->dot_max_loads);
+}
+
+/* The rule's order of candidates: the dot configuration before every other
+ * where it takes the problem (the cost model's tiles do not describe it),
+ * then within its M range a skinny-M
+ * configuration comes before every other (it streams B with twice the bytes
+ * in flight; the cost model does not compare its tile with the others'),
+ * then, within its K range, a short-K one (two or four CTAs an SM: the
+ * cost model counts one), then the lesser cost; the incumbent keeps a tie. */
+static int rule_better(const bc__gemm_config *c, uint64_t cost, const bc__gemm_config *best_c, uint64_t best)
+{
+    if (best_c == NULL)
+        return 1;
+    if ((c->dot_max_out != 0) != (best_c->dot_max_out != 0))
+        return c->dot_max_out != 0;
+    const int skinny = c->max_m != 0, best_skinny = best_c->max_m != 0;
+    const int short_k = c->max_kb != 0, best_short_k = best_c->max_kb != 0;
+    return skinny != best_skinny ? skinny : short_k != best_short_k ? short_k : cost < best;
+}
+
+/* The least-cost (configuration, split) of family f for the problem, among
+ * `named` alone when it is set; *best_c stays NULL when none qualifies. A
+ * configuration whose shared memory the device cannot give is skipped by
+ * the rule (a named one is refused later, by name). */
+static void rule_pick(const bc__gemm_family *f, const bc__gemm_config *named, const bc_device *dev,
+                      const bc_gemm_desc *d, const bc__gemm_config **best_c, uint32_t *best_s, uint64_t *best)
+{
+    for (size_t i = 0; i < f->count; i++) {
+        const bc__gemm_config *c = &f->configs[i];
+        if (named != NULL ? named != c : (uint32_t)dev->info.smem_per_block_optin < c->smem_bytes)
+            continue;
+        if (c->max_m != 0 && (uint64_t)d->m > c->max_m) /* a skinny-M configuration out of its range */
+            continue;
+        if (c->dot_max_out != 0 && !dot_takes(c, d, named != NULL, (uint32_t)dev->info.sm_count))
+            continue;
+        if (named == NULL && c->max_kb != 0 && /* a short-K configuration out of its range, or too few tiles */
+            (bc__ceil_div((uint64_t)d->k, c->bk) > c->max_kb || (uint64_t)d->m < c->min_m ||
+             (c->sm_share && c->sm_share * ctas_of(c, 1, d) < (uint64_t)dev->info.sm_count)))
+            continue;
+        uint32_t opts[3];
+        const uint32_t n = split_options(c, d->split_k, bc__ceil_div((uint64_t)d->k, c->bk), opts);
+        for (uint32_t j = 0; j < n; j++) {
+            if (named == NULL && split_past_one_round(c, opts[j], d, (uint32_t)dev->info.sm_count))
+                continue;
+            const uint64_t cost = rule_cost(c, opts[j], d, (uint32_t)dev->info.sm_count);
+            if (rule_better(c, cost, *best_c, *best))
+                *best_c = c, *best_s = opts[j], *best = cost;
+        }
+    }
+}
+
+/* The documented configuration rule (README, "GEMM configurations"), or the
+ * caller's explicit choice of configuration and/or split: the families
+ * whose role on this device is RULE (or, for a named configuration, any
+ * family the device's image carries), walked in table order. */
+bc_status bc__gemm_choose(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config **out, uint32_t *out_split,
+                          CUfunction *out_fn)
+{
+    const bc__gemm_config *c = NULL, *named = NULL;
+    const bc__gemm_family *named_family = NULL;
+    uint32_t split = 1;
+    uint64_t best = 0;
+    int any_family = 0;
+    if (d->config != NULL) {
+        named = find_config(d->config, dev, &named_family);
+        if (named == NULL || family_role(named_family, dev) == BC__ROLE_NONE)
+            return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "configuration '%s' is %s for sm_%d%d", d->config,
+                           named == NULL ? "unknown" : "not built", dev->info.cc_major, dev->info.cc_minor);
+        any_family = 1;
+        rule_pick(named_family, named, dev, d, &c, &split, &best);
+    } else {
+        for (size_t i = 0; i < FAMILY_COUNT; i++)
+            if (family_role(families[i], dev) == BC__ROLE_RULE) {
+                any_family = 1;
+                rule_pick(families[i], NULL, dev, d, &c, &split, &best);
+            }
+    }
+    if (!any_family)
+        return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "no GEMM configuration for sm_%d%d",
+                       dev->info.cc_major, dev->info.cc_minor);
+    if (c == NULL && named == NULL && d->split_k <= 1)
+        return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config",
+                       "no GEMM configuration fits the %d bytes of shared memory sm_%d%d offers",
+                       dev->info.smem_per_block_optin, dev->info.cc_major, dev->info.cc_minor);
+    if (c == NULL && named != NULL && named->dot_max_out &&
+        !dot_takes(named, d, 1, (uint32_t)dev->info.sm_count))
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config",
+                       "%s takes min(M, N) <= %u and at most %u outputs a CTA (M=%lld N=%lld: %llu a CTA on %d SMs)",
+                       named->name, BC_DOT_MAX_Q, named->dot_max_out, (long long)d->m, (long long)d->n,
+                       (unsigned long long)dot_grid((uint64_t)d->m, (uint64_t)d->n, (uint64_t)d->k,
+                                                    (uint32_t)dev->info.sm_count).per *
+                           (unsigned long long)(d->m < d->n ? d->m : d->n),
+                       dev->info.sm_count);
+    if (c == NULL && named != NULL && named->max_m && (uint64_t)d->m > named->max_m)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "%s takes M <= %u (M=%lld)", named->name, named->max_m,
+                       (long long)d->m);
+    if (c == NULL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "split_k",
+                       "split_k=%u is not possible with %s (K=%lld; whole-tile configurations take split_k 0 or 1, "
+                       "split-K ones 0 or 2.., up to the k-blocks)",
+                       d->split_k, named ? named->name : "any configuration", (long long)d->k);
+    if ((uint32_t)dev->info.smem_per_block_optin < c->smem_bytes) /* a named configuration */
+        return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "%s needs %u bytes of shared memory, device offers %d",
+                       c->name, c->smem_bytes, dev->info.smem_per_block_optin);
+    const uint32_t tmem = documented_tmem_cols(dev->info.cc_major, dev->info.cc_minor);
+    if (c->tmem_cols > tmem)
+        return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config",
+                       "%s needs %u tensor-memory columns per CTA; sm_%d%d has %u documented (documented: "
+                       "sm_100, sm_101, sm_103, sm_110)", c->name, c->tmem_cols, dev->info.cc_major,
+                       dev->info.cc_minor, tmem);
+    CUfunction fn = dev->image.fn[c->kernel[d->ab_type][d->d_type]];
+    if (fn == NULL) /* only a named family's (the optional portable group on sm_90a) or no kernel at all */
+        return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "kernel %s is not loaded: %s",
+                       bc__gemm_kernel_name(c->kernel[d->ab_type][d->d_type]),
+                       dev->cfg.skip_kernel_load ? "the device was opened with skip_kernel_load"
+                       : named_family != NULL && family_role(named_family, dev) == BC__ROLE_NAMED
+                           ? "the device was opened without BC_KERNELS_PORTABLE in bc_device_config.kernel_groups"
+                           : "the image lacks it");
+    *out = c;
+    *out_split = split;
+    *out_fn = fn;
+    return BC_OK;
+}
+
+/* D^T = B . A^T for an N = 1 problem: M' = 1, N' = M, A' = B, B' = A. D
+ * (M x 1, ldd 1) is the bytes of a 1 x M row, and so is C when ldc is 1;
+ * a single row's leading dimension is its length. */
+bc_gemm_desc bc__gemm_transposed(const bc_gemm_desc *d)
+{
+    bc_gemm_desc t = *d;
+    t.m = d->n, t.n = d->m;
+    t.a = d->b, t.b = d->a;
+    t.lda = d->ldb, t.ldb = d->lda;
+    t.ldc = t.ldd = d->m;
+    return t;
+}
+
+/* Whether some configuration of a family this device's rule walks, loaded
+ * for d's types and within the device's shared memory, `takes` d (arg:
+ * what the predicate needs besides). */
+typedef int (*rule_takes_fn)(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t sms, int arg);
+static int rule_has(const bc_device *dev, const bc_gemm_desc *d, rule_takes_fn takes, int arg)
+{
+    for (size_t i = 0; i < FAMILY_COUNT; i++) {
+        if (family_role(families[i], dev) != BC__ROLE_RULE)
+            continue;
+        for (size_t j = 0; j < families[i]->count; j++) {
+            const bc__gemm_config *c = &families[i]->configs[j];
+            if (takes(c, d, (uint32_t)dev->info.sm_count, arg) &&
+                (uint32_t)dev->info.smem_per_block_optin >= c->smem_bytes &&
+                dev->image.fn[c->kernel[d->ab_type][d->d_type]] != NULL)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* The rule's dot configuration takes d (rule_has). */
+static int takes_dot(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t sms, int unused)
+{
+    (void)unused;
+    return c->dot_max_out != 0 && dot_takes(c, d, 0, sms);
+}
+
+/* A skinny configuration (rule_has); with short_k, a skinny short-K one
+ * whose k-blocks d's K is within. */
+static int takes_skinny(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t sms, int short_k)
+{
+    (void)sms;
+    const int k_fits = c->max_kb != 0 && bc__ceil_div((uint64_t)d->k, c->bk) <= c->max_kb && c->min_m <= 1u;
+    return c->max_m != 0 && (!short_k || k_fits);
+}
+
+/* Whether the rule runs an N = 1 problem transposed (above). Two cases,
+ * measured on the H100 (kernels_ptx/PERF_NOTES.md):
+ * - K longer than 16 k-blocks, M > 16 and a 64-row grid that fills at most
+ *   half the SMs (change 37): with one useful column, 64-row tiles walk all
+ *   of K on ceil(M / 64) SMs; transposed, M' = 1 takes the skinny
+ *   configurations, which split K over clusters when the tiles are few
+ *   (131x1x4640 13.2 -> 5.3 us, 21x1x15008 16.6 -> 8.4). Beyond those the
+ *   two ran even, or the plan as it is won (16384x1x512 9.1 against 10.9
+ *   us, 1225x1x976 4.9 against 5.6).
+ * - K within the skinny short-K kernel's k-blocks, any M (change 47): the
+ *   transpose runs there, four CTAs an SM with 16-row stages, and its D is
+ *   one row, stored by TMA when its M elements are 16-byte multiples,
+ *   where the plan as it is copies out one element per row (16x1x64 2.93
+ *   -> 2.17 us, 335x1x64 2.71 -> 2.51, 4040x1x64 2.92 -> 2.35, 16384x1x64
+ *   3.69 -> 2.88). At 8 k-blocks the transpose lost at every M measured.
+ * Not where the dot kernel takes the problem (it reads either side's rows
+ * as they lie), not with a named configuration, a bias (one value for every row of D,
+ * which a per-column bias of the transpose cannot say), a C or D that is
+ * not one contiguous column, or a device whose rule has no skinny
+ * configuration to run it (loaded, within its shared memory), so that the
+ * rule's choice for the transpose cannot fail. */
+int bc__gemm_swap_pays(const bc_device *dev, const bc_gemm_desc *d)
+{
+    if (d->n != 1 || d->config != NULL || d->bias != 0 || d->ldd != 1 || rule_has(dev, d, takes_dot, 0))
+        return 0;
+    if (d->beta != 0.0f && d->ldc != 1)
+        return 0;
+    if (d->m > 1 && rule_has(dev, d, takes_skinny, 1))
+        return 1;
+    return d->m > 16 && bc__ceil_div((uint64_t)d->k, BC_SWAP_MIN_KB_BK) > BC_SWAP_MIN_KB &&
+           2u * (uint64_t)bc__ceil_div((uint64_t)d->m, 64) <= (uint64_t)dev->info.sm_count &&
+           rule_has(dev, d, takes_skinny, 0);
+}
+
+void bc__gemm_dot_shape(bc_gemm_params *p, uint32_t sm_count)
+{
+    const bc__dot_grid g = dot_grid(p->m, p->n, p->k, sm_count);
+    p->tiles_m = g.groups;
+    p->tiles_n = 1;
+    p->split_k = g.split;
+}

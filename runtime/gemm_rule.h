@@ -1,0 +1,31 @@
+/* Internal: the configuration rule (gemm_rule.c), which the plan
+ * (gemm_plan.c) calls at creation. */
+#ifndef BC_RUNTIME_GEMM_RULE_H
+#define BC_RUNTIME_GEMM_RULE_H
+
+#include "gemm_internal.h"
+
+/* The documented configuration rule for `d` on `dev` (README, "GEMM
+ * configurations"), or the caller's named configuration and/or split:
+ * writes the configuration, its split (1 for whole tiles and the dot
+ * kernel, whose cluster bc__gemm_dot_shape sizes) and its loaded kernel.
+ * BC_ERR_INVALID_ARGUMENT for a name or split that cannot run d,
+ * BC_ERR_NO_KERNEL_FOR_DEVICE when nothing fits or is loaded. Outputs are
+ * written only on success. */
+bc_status bc__gemm_choose(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config **out, uint32_t *out_split,
+                          CUfunction *out_fn);
+
+/* Whether the rule runs the N = 1 problem `d` as its transpose on `dev`. */
+int bc__gemm_swap_pays(const bc_device *dev, const bc_gemm_desc *d);
+
+/* D^T = B . A^T of an N = 1 problem, as the kernel runs it. */
+bc_gemm_desc bc__gemm_transposed(const bc_gemm_desc *d);
+
+/* The dot kernel's launch in its parameter: tiles_m = clusters, tiles_n =
+ * 1, split_k = CTAs a cluster (kernels_ptx/gemm_dot.c). */
+void bc__gemm_dot_shape(bc_gemm_params *p, uint32_t sm_count);
+
+/* The manifest symbol of kernel `id` (kernels_ptx/manifest.h). */
+const char *bc__gemm_kernel_name(bc__kernel_id id);
+
+#endif
