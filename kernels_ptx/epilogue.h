@@ -8,6 +8,7 @@
 #define BC_KERNELS_EPILOGUE_H
 
 #include "gemm_abi.h"
+#include "ptx/ldg.h"
 #include "ptx/sreg.h"
 
 enum { BC_OUT_BF16 = 0, BC_OUT_F16 = 1, BC_OUT_F32 = 2 };
@@ -84,20 +85,47 @@ BC_DEVICE void bc_epi_store_one(const bc_epi *e, uint64_t i, float v, int out_t)
         ((uint16_t *)e->d)[i] = bc_pack1(v, out_t);
 }
 
-/* Finishes v[0..3] (already alpha * acc) for columns col..col+3 of `row`
- * and stores them: one 8- or 16-byte store when all four are inside N and
- * the group is aligned, else element by element; nothing outside M or N. */
-BC_DEVICE void bc_epi_store4(const bc_epi *e, uint32_t row, uint32_t col, const float *v, int out_t)
+/* Raw bits of a D-typed element as f32 (esize constant; 16-bit: out_t says which). */
+BC_DEVICE float bc_epi_raw_f32(uint32_t raw, const uint32_t esize, int out_t)
 {
-    if (row >= e->m)
-        return;
+    if (esize == 4)
+        return __builtin_bit_cast(float, raw);
+    return out_t == BC_OUT_BF16 ? bc_bf16_to_f32((uint16_t)raw) : bc_f16_to_f32((uint16_t)raw);
+}
+
+/* bc_epi_store4 for one D type (esize constant): the four elements' C and
+ * bias values are loaded first, predicated (no branch around each load),
+ * so that all of them are in flight at once; then each element is
+ * finished as bc_epi_finish does it, in the same order (same bits). */
+BC_DEVICE void bc_epi_store4_t(const bc_epi *e, uint32_t row, uint32_t col, const float *v, int out_t,
+                               const uint32_t esize)
+{
     const uint64_t i = (uint64_t)row * e->ldd + col;
+    const int has_c = (e->flags & BC_GEMM_F_C) != 0, has_b = (e->flags & BC_GEMM_F_BIAS) != 0;
+    const uint64_t ca = e->c + ((uint64_t)row * e->ldc + col) * esize, ba = e->bias + (uint64_t)col * esize;
+    uint32_t cr[4] = {0, 0, 0, 0}, br[4] = {0, 0, 0, 0};
+    if (has_c) /* a uniform branch around all four loads: none issued for a plain GEMM */
+#pragma unroll
+        for (uint32_t k = 0; k < 4; k++)
+            cr[k] = bc_ld_global_if(ca + k * esize, col + k < e->n, esize);
+    if (has_b)
+#pragma unroll
+        for (uint32_t k = 0; k < 4; k++)
+            br[k] = bc_ld_global_if(ba + k * esize, col + k < e->n, esize);
     float f[4];
 #pragma unroll
-    for (uint32_t k = 0; k < 4; k++)
-        f[k] = col + k < e->n ? bc_epi_finish(e, v[k], row, col + k, out_t) : 0.0f;
+    for (uint32_t k = 0; k < 4; k++) {
+        float x = v[k];
+        if (has_c)
+            x += e->beta * bc_epi_raw_f32(cr[k], esize, out_t);
+        if (has_b)
+            x += bc_epi_raw_f32(br[k], esize, out_t);
+        if ((e->flags & BC_GEMM_F_RELU) && x < 0.0f)
+            x = 0.0f; /* NaN propagates, as in torch.relu */
+        f[k] = col + k < e->n ? x : 0.0f;
+    }
     if (col + 4u <= e->n && (i & 3u) == 0) {
-        if (out_t == BC_OUT_F32) {
+        if (esize == 4) {
             typedef float f32x4 __attribute__((ext_vector_type(4)));
             const f32x4 q = {f[0], f[1], f[2], f[3]};
             ((f32x4 *)e->d)[i / 4] = q;
@@ -112,6 +140,19 @@ BC_DEVICE void bc_epi_store4(const bc_epi *e, uint32_t row, uint32_t col, const 
     for (uint32_t k = 0; k < 4; k++)
         if (col + k < e->n)
             bc_epi_store_one(e, i + k, f[k], out_t);
+}
+
+/* Finishes v[0..3] (already alpha * acc) for columns col..col+3 of `row`
+ * and stores them: one 8- or 16-byte store when all four are inside N and
+ * the group is aligned, else element by element; nothing outside M or N. */
+BC_DEVICE void bc_epi_store4(const bc_epi *e, uint32_t row, uint32_t col, const float *v, int out_t)
+{
+    if (row >= e->m)
+        return;
+    if (out_t == BC_OUT_F32)
+        bc_epi_store4_t(e, row, col, v, out_t, 4u);
+    else
+        bc_epi_store4_t(e, row, col, v, out_t, 2u);
 }
 
 #endif

@@ -36,14 +36,14 @@
  * Every path rounds once, from the same f32 expression
  * ((alpha * acc + beta * C) + bias, then ReLU), so they write the same bytes.
  *
- * The bias: tiles up to 64 columns wide load every bias value a thread
+ * The bias: tiles up to 64 columns wide load every bias word a thread
  * needs into registers before their main loop (bc_sm90_load_bias: at most
- * 16), so the loads' latency passes during the main loop; an L1 prefetch
- * there did not help, and the loads cost a skinny tile's epilogue about
- * 0.65 us (kernels_ptx/PERF_NOTES.md). Wider tiles prefetch their slice into
- * L1 before the main loop (bc_sm90_prefetch_bias), and each staged chunk
- * loads its bias values before its first shared store, so a chunk waits for
- * L1 once instead of for L2 at every column group.
+ * 16, a 16-bit pair packed in one), so the loads' latency passes during the
+ * main loop. Wider tiles, and the short-K twins' dense-row kernels (no
+ * registers to spare), prefetch their slice into L1 before the main loop
+ * (bc_sm90_prefetch_bias), and each staged chunk loads its bias words
+ * before its first shared store. Either way the loads are predicated and
+ * all in flight at once (kernels_ptx/PERF_NOTES.md, change 54).
  */
 #ifndef BC_KERNELS_EPILOGUE_SM90_H
 #define BC_KERNELS_EPILOGUE_SM90_H
@@ -51,6 +51,7 @@
 #include "epilogue.h"
 #include "gemm_abi.h"
 #include "ptx/fence.h"
+#include "ptx/ldg.h"
 #include "ptx/prefetch.h"
 #include "ptx/smem.h"
 #include "ptx/tma.h"
@@ -116,6 +117,39 @@ BC_DEVICE bc_f32x2s bc_sm90_load_c2(uint32_t a, const uint32_t esize, int out_t)
     return r;
 }
 
+/* Global-space views (ld.global / st.global instead of generic accesses). */
+typedef const __attribute__((address_space(1))) uint16_t bc_gu16;
+typedef const __attribute__((address_space(1))) uint32_t bc_gu32;
+typedef __attribute__((address_space(1))) uint16_t bc_gmut_u16;
+typedef __attribute__((address_space(1))) uint32_t bc_gmut_u32;
+
+/* The raw bits of one D-typed element at global address a (esize constant). */
+BC_DEVICE uint32_t bc_sm90_ld_raw(uint64_t a, const uint32_t esize)
+{
+    return esize == 4 ? *(bc_gu32 *)(uintptr_t)a : *(bc_gu16 *)(uintptr_t)a;
+}
+
+/* v stored as a D-typed element at global address a (esize constant),
+ * without a branch on the type. */
+BC_DEVICE void bc_sm90_st_out(uint64_t a, float v, const uint32_t esize, int out_t)
+{
+    if (esize == 4) {
+        *(bc_gmut_u32 *)(uintptr_t)a = __builtin_bit_cast(uint32_t, v);
+    } else {
+        const uint16_t h = bc_pack1(v, BC_OUT_F16), b = bc_pack1(v, BC_OUT_BF16);
+        *(bc_gmut_u16 *)(uintptr_t)a = out_t == BC_OUT_F16 ? h : b;
+    }
+}
+
+/* Raw bits of a D-typed element as f32, without a branch on the type. */
+BC_DEVICE float bc_sm90_raw_f32(uint32_t raw, const uint32_t esize, int out_t)
+{
+    if (esize == 4)
+        return __builtin_bit_cast(float, raw);
+    const float h = bc_f16_to_f32((uint16_t)raw), b = bc_bf16_to_f32((uint16_t)raw);
+    return out_t == BC_OUT_F16 ? h : b;
+}
+
 /* Before a tile's main loop: the lines of the bias that the tile's columns
  * col0 .. col0 + BN - 1 (clipped at N) read, into L1, one line per thread
  * of the consumer warpgroup (out_t: the bias's type, D's). */
@@ -129,36 +163,70 @@ BC_DEVICE void bc_sm90_prefetch_bias(const bc_epi *e, uint32_t bn, uint32_t col0
         bc_prefetch_l1(first + 128u * t128);
 }
 
-/* The bias values this thread's fragments take in the `bn` columns from
- * col0 (bn a compile-time constant, at most 64): bv[2j] and bv[2j + 1] for
- * accumulator group j (columns col0 + 8j + 2 (lane mod 4) and the next), 0
- * past N or without a bias. A tile at most 64 columns wide loads its
- * whole slice before its main loop; a staged chunk of a wider one, its
- * own columns (bc_sm90_stage_chunk). */
-BC_DEVICE void bc_sm90_load_bias(const bc_epi *e, const uint32_t bn, uint32_t col0, uint32_t t128, int out_t,
-                                 float *bv)
+/* The bias of this thread's fragments in the `bn` columns from col0 (bn a
+ * compile-time constant, at most 64), as raw words: accumulator group j
+ * takes columns c = col0 + 8j + 2 (lane mod 4) and c + 1; a 16-bit bias
+ * keeps the pair packed in raw[j] (c in the low half; bn / 8 words), an
+ * f32 one in raw[2j] and raw[2j + 1] (bn / 4 words). A column past N, or
+ * no bias, reads as 0 (+0.0 in every type). A tile at most 64 columns wide
+ * loads its whole slice before its main loop and holds it packed through
+ * it; a staged chunk of a wider one loads its own columns
+ * (bc_sm90_stage_chunk). The loads are predicated (no branch around each)
+ * and all issued before the first use: a load under its own branch, its
+ * value converted inside that branch, waited for its round trip before the
+ * next one was issued (kernels_ptx/PERF_NOTES.md, change 54). A pair is one
+ * 4-byte load where the bias is 4-byte aligned (c is even). esize: the
+ * bias's bytes (D's), a compile-time constant. */
+BC_DEVICE void bc_sm90_load_bias(const bc_epi *e, const uint32_t bn, uint32_t col0, uint32_t t128,
+                                 const uint32_t esize, uint32_t *raw)
 {
-    const int bias = (e->flags & BC_GEMM_F_BIAS) != 0;
-    const uint32_t l = t128 % 32u;
+    const uint32_t c0 = col0 + 2u * (t128 % 4u);
+    const uint32_t ok = c0 < e->n ? e->n - c0 : 0u; /* columns left */
+    const uint64_t a0 = e->bias + (uint64_t)c0 * esize;
+    const uint32_t al = (e->bias & 3u) == 0;
+#pragma unroll
+    for (uint32_t j = 0; j < bn / 8u; j++)
+        raw[esize == 4 ? 2 * j : j] = raw[esize == 4 ? 2 * j + 1 : j] = 0u;
+    if (!(e->flags & BC_GEMM_F_BIAS)) /* uniform: no load issued without a bias */
+        return;
 #pragma unroll
     for (uint32_t j = 0; j < bn / 8u; j++) {
-        const uint32_t col = col0 + 8u * j + 2u * (l % 4u);
-        bv[2 * j] = bias && col < e->n ? bc_load_out(e->bias, col, out_t) : 0.0f;
-        bv[2 * j + 1] = bias && col + 1u < e->n ? bc_load_out(e->bias, col + 1u, out_t) : 0.0f;
+        const uint64_t a = a0 + 8u * j * esize;
+        const uint32_t first = 8u * j < ok, both = 8u * j + 1u < ok;
+        if (esize == 4) {
+            raw[2 * j] = bc_ld_global_if(a, first, 4u);
+            raw[2 * j + 1] = bc_ld_global_if(a + 4u, both, 4u);
+        } else {
+            raw[j] = bc_ld_global_if(a, al & both, 4u) | bc_ld_global_if(a, first & !(al & both), 2u) |
+                     bc_ld_global_if(a + 2u, both & !al, 2u) << 16;
+        }
+    }
+}
+
+/* Group j's two bias values from bc_sm90_load_bias's words. */
+BC_DEVICE void bc_sm90_bias_pair(const uint32_t *raw, uint32_t j, const uint32_t esize, int out_t, float *b0,
+                                 float *b1)
+{
+    if (esize == 4) {
+        *b0 = __builtin_bit_cast(float, raw[2 * j]);
+        *b1 = __builtin_bit_cast(float, raw[2 * j + 1]);
+    } else {
+        *b0 = bc_sm90_raw_f32(raw[j] & 0xffffu, 2u, out_t);
+        *b1 = bc_sm90_raw_f32(raw[j] >> 16, 2u, out_t);
     }
 }
 
 /* Finishes chunk q's fragments (cacc: its accumulators, columns 8jj..
  * 8jj + 7 of the chunk at 4jj) and stages them, converted to D's type, in
  * `buf` (esize and bn compile-time constants): the part the TMA and the
- * copy-out paths share. pre: the tile's bias values from bc_sm90_load_bias,
+ * copy-out paths share. pre: the tile's bias words from bc_sm90_load_bias,
  * or NULL to load the chunk's here. rotated (16-bit D only): each line
  * staged rotated by its row's start in D mod 16 (rot0 for this thread's row
  * r0, rot1 for r0 + 8; bc_sm90_copyout_rotated), after the whole chunk is
  * finished, so the TMA path's stores stay where its math is; 0: staged as
  * the TMA unit reads them. */
 BC_DEVICE void bc_sm90_stage_chunk(const bc_epi *e, const float *cacc, const uint32_t bn, const uint32_t esize,
-                                   int out_t, const bc_sm90_epi_at *at, uint32_t q, uint32_t buf, const float *pre,
+                                   int out_t, const bc_sm90_epi_at *at, uint32_t q, uint32_t buf, const uint32_t *pre,
                                    int rotated, uint32_t rot0, uint32_t rot1)
 {
     const uint32_t inner = bc_sm90_inner(bn, esize), cols = inner / esize;
@@ -167,15 +235,16 @@ BC_DEVICE void bc_sm90_stage_chunk(const bc_epi *e, const float *cacc, const uin
     const int relu = (e->flags & BC_GEMM_F_RELU) != 0;
     const int has_c = (e->flags & BC_GEMM_F_C_SMEM) != 0;
     const uint32_t cb = has_c ? bc_sm90_cbox(at, bn, esize, q) : 0u;
-    /* the chunk's bias values: from the tile's, or loaded now, before any shared store can order them */
-    float bv[16];
+    /* the chunk's bias words: from the tile's, or loaded now, before any shared store can order them */
+    uint32_t bw[16];
     if (!pre)
-        bc_sm90_load_bias(e, cols, at->col0 + q * cols, t128, out_t, bv);
-    const float *b = pre ? pre + 2u * q * (cols / 8u) : bv;
+        bc_sm90_load_bias(e, cols, at->col0 + q * cols, t128, esize, bw);
+    const uint32_t *b = pre ? pre + (esize == 4 ? 2u : 1u) * q * (cols / 8u) : bw;
     uint32_t pk[16]; /* 16-bit D: the packed pairs, group jj's row half h at 2jj + h */
 #pragma unroll
     for (uint32_t jj = 0; jj < cols / 8u; jj++) {
-        const float b0 = b[2 * jj], b1 = b[2 * jj + 1];
+        float b0, b1;
+        bc_sm90_bias_pair(b, jj, esize, out_t, &b0, &b1);
 #pragma unroll
         for (uint32_t h = 0; h < 2; h++) {
             const uint32_t off = bc_sm90_swz((r0 + 8u * h) * inner + (8u * jj + 2u * (l % 4u)) * esize, inner);
@@ -297,7 +366,7 @@ BC_DEVICE void bc_sm90_copyout_rotated(const bc_epi *e, const uint32_t cols, con
 
 /* One chunk q of the staged paths (below); cacc: its accumulators. */
 BC_DEVICE void bc_sm90_epi_chunk(const bc_epi *e, const float *cacc, const uint32_t bn, const uint32_t esize,
-                                 int out_t, const bc_sm90_epi_at *at, uint32_t *seq, int tma, const float *pre,
+                                 int out_t, const bc_sm90_epi_at *at, uint32_t *seq, int tma, const uint32_t *pre,
                                  int rotated, uint32_t q, uint32_t rot0, uint32_t rot1)
 {
     const uint32_t cols = bc_sm90_inner(bn, esize) / esize;
@@ -329,7 +398,7 @@ BC_DEVICE void bc_sm90_epi_chunk(const bc_epi *e, const float *cacc, const uint3
  * is copied out one element per lane from the TMA layout; 16-bit D is
  * staged rotated (bc_sm90_stage_chunk) and copied out in 16-byte windows. */
 BC_DEVICE void bc_sm90_epi_staged(const bc_epi *e, const float *acc, const uint32_t bn, const uint32_t esize,
-                                  int out_t, const bc_sm90_epi_at *at, uint32_t *seq, int tma, const float *pre)
+                                  int out_t, const bc_sm90_epi_at *at, uint32_t *seq, int tma, const uint32_t *pre)
 {
     const uint32_t cols = bc_sm90_inner(bn, esize) / esize, nq = bn / cols;
     const int rotated = esize == 2 && !tma;
@@ -368,39 +437,6 @@ BC_DEVICE void bc_sm90_prefetch_c(const bc_epi *e, const uint32_t bn, uint32_t r
 
 /* Rows per group of the thread path's C loads (bc_sm90_epi_threads). */
 #define BC_SM90_CGRP 4u
-/* Global-space views (ld.global / st.global instead of generic accesses). */
-typedef const __attribute__((address_space(1))) uint16_t bc_gu16;
-typedef const __attribute__((address_space(1))) uint32_t bc_gu32;
-typedef __attribute__((address_space(1))) uint16_t bc_gmut_u16;
-typedef __attribute__((address_space(1))) uint32_t bc_gmut_u32;
-
-/* The raw bits of one D-typed element at global address a (esize constant). */
-BC_DEVICE uint32_t bc_sm90_ld_raw(uint64_t a, const uint32_t esize)
-{
-    return esize == 4 ? *(bc_gu32 *)(uintptr_t)a : *(bc_gu16 *)(uintptr_t)a;
-}
-
-/* v stored as a D-typed element at global address a (esize constant),
- * without a branch on the type. */
-BC_DEVICE void bc_sm90_st_out(uint64_t a, float v, const uint32_t esize, int out_t)
-{
-    if (esize == 4) {
-        *(bc_gmut_u32 *)(uintptr_t)a = __builtin_bit_cast(uint32_t, v);
-    } else {
-        const uint16_t h = bc_pack1(v, BC_OUT_F16), b = bc_pack1(v, BC_OUT_BF16);
-        *(bc_gmut_u16 *)(uintptr_t)a = out_t == BC_OUT_F16 ? h : b;
-    }
-}
-
-/* Raw bits of a D-typed element as f32, without a branch on the type. */
-BC_DEVICE float bc_sm90_raw_f32(uint32_t raw, const uint32_t esize, int out_t)
-{
-    if (esize == 4)
-        return __builtin_bit_cast(float, raw);
-    const float h = bc_f16_to_f32((uint16_t)raw), b = bc_bf16_to_f32((uint16_t)raw);
-    return out_t == BC_OUT_F16 ? h : b;
-}
-
 /* The raw C values of rows i0 .. i0 + BC_SM90_CGRP - 1 of a thread's
  * column (row i0 + i at p + i * cs; 0 from row nr on, nothing loaded). */
 BC_DEVICE void bc_sm90_c_group(uint64_t p, uint64_t cs, uint32_t i0, uint32_t nr, const uint32_t esize,
@@ -475,10 +511,10 @@ BC_DEVICE void bc_sm90_epi_threads(const bc_epi *e, const float *acc, const uint
     }
 }
 
-/* One consumer's piece of a finished tile; pre: its bias values loaded
+/* One consumer's piece of a finished tile; pre: its bias words loaded
  * before the main loop (bc_sm90_load_bias), or NULL. */
 BC_DEVICE void bc_sm90_epilogue(const bc_epi *e, const float *acc, const uint32_t bn, int out_t,
-                                const bc_sm90_epi_at *at, uint32_t *seq, const float *pre)
+                                const bc_sm90_epi_at *at, uint32_t *seq, const uint32_t *pre)
 {
     const int tma = (e->flags & BC_GEMM_F_TMA_STORE) != 0;
     if ((e->flags & BC_GEMM_F_C) && !(e->flags & BC_GEMM_F_C_SMEM)) {

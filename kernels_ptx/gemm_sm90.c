@@ -363,15 +363,18 @@ BC_DEVICE void sm90_consume_tile(sm90_shape g, const bc_epi *e, float *acc, bc_s
                                  uint32_t kb0, uint32_t kb1, uint32_t base, uint32_t c, int f16, int out_t,
                                  uint32_t *stage, uint32_t *phase, uint32_t *seq)
 {
-    /* narrow tiles: the bias into registers now, its latency spent during the main loop; wider ones:
-     * into L1; a C that the threads read, into L2 (before or after the main loop: BC_SM90_CPF_KB).
+    /* narrow tiles: the bias into registers now, its latency spent during the main loop; wider ones
+     * (and the dense-row kernels, whose registers hold no more): into L1, loaded chunk by chunk in the
+     * epilogue; a C that the threads read, into L2 (before or after the main loop: BC_SM90_CPF_KB).
      * The split-K finish reads the bias through the generic epilogue. */
     at->row0 = tile.m * 64u * g.cons + c * 64u;
     at->col0 = tile.n * g.bn;
-    float bias_pre[16];
-    const int pre = !g.ks && g.bn <= 64u;
-    if (pre)
-        bc_sm90_load_bias(e, g.bn, at->col0, at->t128, out_t, bias_pre);
+    uint32_t bias_pre[16];
+    const int pre = !g.ks && g.bn <= 64u && !g.dn;
+    if (pre && out_t == BC_OUT_F32)
+        bc_sm90_load_bias(e, g.bn, at->col0, at->t128, 4u, bias_pre);
+    else if (pre)
+        bc_sm90_load_bias(e, g.bn, at->col0, at->t128, 2u, bias_pre);
     else if (!g.ks)
         bc_sm90_prefetch_bias(e, g.bn, at->col0, at->t128, out_t);
     const int c_thr = !g.ks && (e->flags & (BC_GEMM_F_C | BC_GEMM_F_C_SMEM)) == BC_GEMM_F_C;
@@ -395,7 +398,7 @@ BC_DEVICE void sm90_consume_tile(sm90_shape g, const bc_epi *e, float *acc, bc_s
     const int c_smem = (e->flags & BC_GEMM_F_C_SMEM) != 0;
     if (c_smem)
         at->cfirst = sm90_acquire_c(g, base, esize, stage, phase);
-    bc_sm90_epilogue(e, acc, g.bn, out_t, at, seq, pre ? bias_pre : (const float *)0);
+    bc_sm90_epilogue(e, acc, g.bn, out_t, at, seq, pre ? bias_pre : (const uint32_t *)0);
     if (c_smem)
         sm90_release_c(g, base, esize, at->cfirst, at);
 }

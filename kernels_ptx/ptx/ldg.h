@@ -1,6 +1,7 @@
-/* Global loads through the non-coherent (read-only) path, for operands no
+/* Global loads: through the non-coherent (read-only) path, for operands no
  * thread of the grid writes while the kernel runs (A and B of a GEMM: the
- * plan refuses a D that overlaps them). */
+ * plan refuses a D that overlaps them); and predicated coherent loads of
+ * single elements. */
 #ifndef BC_PTX_LDG_H
 #define BC_PTX_LDG_H
 
@@ -16,6 +17,24 @@ BC_DEVICE bc_ldg_u32x4 bc_ldg_nc_v4(uint64_t a)
     asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                  : "l"(a));
+    return v;
+}
+
+/* The 16-bit (bytes 2) or 32-bit (bytes 4, a compile-time constant) word
+ * at global address a when p is non-zero, else 0, zero-extended: a
+ * predicated load, not a branch around one, so that a thread has several in
+ * flight before it uses the first. Coherent (ld.global: what an earlier
+ * kernel wrote). Volatile: issued in program order, never hoisted above a
+ * griddepcontrol.wait. */
+#define BC__LD_GLOBAL_IF(type) \
+    "{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\tmov.u32 %0, 0;\n\t@q ld.global." type " %0, [%1];\n\t}"
+BC_DEVICE uint32_t bc_ld_global_if(uint64_t a, uint32_t p, const uint32_t bytes)
+{
+    uint32_t v;
+    if (bytes == 4)
+        asm volatile(BC__LD_GLOBAL_IF("u32") : "=r"(v) : "l"(a), "r"(p));
+    else
+        asm volatile(BC__LD_GLOBAL_IF("u16") : "=r"(v) : "l"(a), "r"(p));
     return v;
 }
 
