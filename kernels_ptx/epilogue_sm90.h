@@ -175,7 +175,8 @@ BC_DEVICE void bc_sm90_prefetch_bias(const bc_epi *e, uint32_t bn, uint32_t col0
  * and all issued before the first use: a load under its own branch, its
  * value converted inside that branch, waited for its round trip before the
  * next one was issued (kernels_ptx/PERF_NOTES.md, change 54). A pair is one
- * 4-byte load where the bias is 4-byte aligned (c is even). esize: the
+ * 4-byte load (c is even, and the plan requires a 4-byte aligned bias;
+ * two 2-byte loads would serve a 2-byte aligned one). esize: the
  * bias's bytes (D's), a compile-time constant. */
 BC_DEVICE void bc_sm90_load_bias(const bc_epi *e, const uint32_t bn, uint32_t col0, uint32_t t128,
                                  const uint32_t esize, uint32_t *raw)
