@@ -96,7 +96,8 @@ BC_DEVICE float bc_epi_raw_f32(uint32_t raw, const uint32_t esize, int out_t)
 /* bc_epi_store4 for one D type (esize constant): the four elements' C and
  * bias values are loaded first, predicated (no branch around each load),
  * so that all of them are in flight at once; then each element is
- * finished as bc_epi_finish does it, in the same order (same bits). */
+ * finished as bc_epi_finish does it, in the same order (same bits; a
+ * change to the one belongs in the other). */
 BC_DEVICE void bc_epi_store4_t(const bc_epi *e, uint32_t row, uint32_t col, const float *v, int out_t,
                                const uint32_t esize)
 {

@@ -43,7 +43,8 @@
  * registers to spare), prefetch their slice into L1 before the main loop
  * (bc_sm90_prefetch_bias), and each staged chunk loads its bias words
  * before its first shared store. Either way the loads are predicated and
- * all in flight at once (kernels_ptx/PERF_NOTES.md, change 54).
+ * all in flight at once (kernels_ptx/PERF_NOTES.md, change 54). The thread
+ * path (C read by the threads) loads its one bias value a chunk itself.
  */
 #ifndef BC_KERNELS_EPILOGUE_SM90_H
 #define BC_KERNELS_EPILOGUE_SM90_H

@@ -131,7 +131,8 @@ BC_DEVICE float sm100_f(uint32_t bits) { return __builtin_bit_cast(float, bits);
  * whole group is inside N and 16-byte aligned (always, given the plan's
  * 16-B rule on d and ldd, except at the N edge); else bc_epi_store4, the
  * masked store of Hopper's split-K epilogue. The math is Hopper's either
- * way: alpha * acc, then bc_epi_finish (C, bias, ReLU) and bc_pack2. */
+ * way: alpha * acc, then C, bias and ReLU in bc_epi_finish's order (which
+ * bc_epi_store4 repeats with its loads predicated) and bc_pack2. */
 BC_DEVICE void sm100_store16(const bc_epi *e, uint32_t row, uint32_t col, const uint32_t *v, int out_t)
 {
     const uint32_t w = out_t == BC_OUT_F32 ? 4u : 8u;
