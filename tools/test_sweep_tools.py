@@ -2,7 +2,8 @@
 """Unit tests of the sweep tools that need no GPU: the Python generator
 (tools/sweep.py), the rule fitter (tools/fit_rule.py) on synthetic timings
 with hand-computed answers, and the sweep comparison (tools/sweep_compare.py)
-on synthetic results. Run from anywhere: python3 tools/test_sweep_tools.py.
+on synthetic results, and the README's sweep subsets (tools/sweep_subsets.py)
+on a hand-made CSV. Run from anywhere: python3 tools/test_sweep_tools.py.
 (tests/unit/test_cli_sweep.c runs it, and checks the generator and the rule
 against the C side.)"""
 import argparse
@@ -19,6 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fit_rule  # noqa: E402
 import sweep  # noqa: E402
 import sweep_compare  # noqa: E402
+import sweep_subsets  # noqa: E402
 
 PLAN_C = '''
 #define BC_MAX_SPLIT_K 8u
@@ -281,6 +283,61 @@ class Compare(unittest.TestCase):
         self.assertEqual(sweep_compare.check_lists(self.items, self.ours, self.cublas), [])
         bad = {"rows": [dict(self.cublas["rows"][0], m=65)]}
         self.assertEqual(len(sweep_compare.check_lists(self.items, self.ours, bad)), 1)
+
+
+class Subsets(unittest.TestCase):
+    """tools/sweep_subsets.py on four hand-made rows; the expected counts,
+    geometric means and worsts are worked out by hand below."""
+
+    ROWS = [  # m, n, k, epilogue, status, ratio, config
+        (16, 1, 16, "plain", "PASS", "2.0", "sm90_dot"),  # M = 16: the M <= 16 boundary
+        (100, 8, 64, "bias", "PASS", "0.5", "sm90_128x64t"),
+        (20, 204, 200, "f32_out", "PASS", "1.0", "sm90_64x32s"),
+        (5000, 5000, 5000, "plain", "FAIL", "", "sm90_128x256"),  # no ratio: left out
+    ]
+
+    def table(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "s.csv")
+            with open(path, "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(["index", "m", "n", "k", "epilogue", "ours_status", "ratio", "config"])
+                for i, r in enumerate(self.ROWS):
+                    w.writerow([i, *r[:5], r[5], r[6]])
+            return {name: (n, g, lo) for name, n, g, lo in sweep_subsets.subsets(sweep_subsets.load(path))}
+
+    def check(self, t, name, n, g, lo):
+        self.assertEqual(t[name][0], n, name)
+        if n == 0:
+            self.assertIsNone(t[name][1], name)
+        else:
+            self.assertAlmostEqual(t[name][1], g, places=9, msg=name)
+            self.assertAlmostEqual(t[name][2], lo, places=9, msg=name)
+
+    def test_subsets_by_hand(self):
+        t = self.table()
+        half = math.sqrt(0.5)  # geometric mean of 0.5 and 1.0
+        self.check(t, "plain", 1, 2.0, 2.0)  # the failed plain row is not counted
+        self.check(t, "bias (`bias`, `bias_relu`)", 1, 0.5, 0.5)
+        self.check(t, "f32 out", 1, 1.0, 1.0)
+        self.check(t, "beta·C (`c`, `c_alias`)", 0, None, None)
+        self.check(t, "K <= 128 (one or two k-blocks)", 2, 1.0, 0.5)  # sqrt(2.0 * 0.5)
+        self.check(t, "K a multiple of 64 (rows on the 128-byte grid)", 1, 0.5, 0.5)
+        # D rows: 1 x 2 B no; 8 x 2 B = 16 yes; 204 x 4 B (f32 out) = 816 yes (408 in 2-byte elements: no)
+        self.check(t, "D rows 16-byte multiples", 2, half, 0.5)
+        self.check(t, "D rows not 16-byte multiples", 1, 2.0, 2.0)
+        self.check(t, "M <= 16", 1, 2.0, 2.0)
+        self.check(t, "17 <= M <= 128 and N <= 256", 2, half, 0.5)
+        self.check(t, "N = 1", 1, 2.0, 2.0)
+        self.check(t, "... of them at most 64 outputs", 1, 2.0, 2.0)
+        self.check(t, "short-K twins (`sm90_128x64t`, `sm90_64x32t`)", 1, 0.5, 0.5)
+        self.check(t, "narrow split (`sm90_64x32s`)", 1, 1.0, 1.0)
+
+    def test_render_two_files(self):
+        t = sweep_subsets.subsets([])
+        text = sweep_subsets.render([t, t], ["a", "b"])
+        self.assertIn("| subset (a / b) | shapes | geomean ratio | worst |", text)
+        self.assertIn("| plain | 0 / 0 | - / - | - / - |", text)
 
 
 if __name__ == "__main__":
