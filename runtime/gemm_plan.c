@@ -165,15 +165,15 @@ static void fill_params(bc_gemm_plan *pl, const bc_gemm_desc *d)
 
 
 /* Persistent whole-tile kernels: a grid of one CTA per tile, at most one
- * per SM (the kernels' shared memory allows one CTA per SM). Split-K
- * kernels: one cluster of S CTAs per tile. The others (portable): one CTA
- * per tile, as many resident per SM as fit. */
+ * per SM (the kernels' shared memory allows one CTA per SM). The others:
+ * one cluster of split_k CTAs per tile (split-K kernels, and the dot
+ * kernel, whose tiles are its clusters), a cluster of 1 being one CTA
+ * (portable kernels), as many resident per SM as fit. */
 static uint32_t launch_grid(const bc__gemm_config *c, const bc_gemm_params *p, uint32_t sm_count)
 {
     const uint32_t tiles = p->tiles_m * p->tiles_n;
-    const uint32_t per_sm = c->ctas_per_sm ? c->ctas_per_sm : 1u;
-    const uint32_t slots = sm_count * per_sm;
-    return c->split || c->dot_max_out ? tiles * p->split_k : !c->persistent ? tiles : tiles < slots ? tiles : slots;
+    const uint32_t slots = sm_count * (c->ctas_per_sm ? c->ctas_per_sm : 1u);
+    return !c->persistent ? tiles * p->split_k : tiles < slots ? tiles : slots;
 }
 
 static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
@@ -195,7 +195,7 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
         a->id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
         a->value.programmaticStreamSerializationAllowed = 1;
     }
-    if (c->split || (c->dot_max_out && p->split_k > 1)) {
+    if (p->split_k > 1) { /* clusters of split_k CTAs (whole-tile plans have split_k 1) */
         CUlaunchAttribute *a = &pl->attrs[lc->numAttrs++];
         a->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
         a->value.clusterDim.x = p->split_k;
@@ -211,7 +211,7 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
     in->tile_k = c->bk;
     in->grid_x = grid;
     in->block_x = c->threads;
-    in->cluster_x = c->split || c->dot_max_out ? p->split_k : 1;
+    in->cluster_x = p->split_k;
     in->smem_bytes = c->smem_bytes;
     in->tiles = tiles;
     in->split_k = p->split_k;

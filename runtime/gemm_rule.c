@@ -161,21 +161,24 @@ static bc__dot_grid dot_grid(uint64_t m, uint64_t n, uint64_t k, uint32_t sm_cou
     while (s < BC_MAX_SPLIT_K && 2u * s * BC_DOT_MIN_CHUNKS <= chunks)
         s *= 2u;
     const uint32_t round = s > 2u ? sm_count * BC_DOT_WAVE_PCT / 100u : sm_count;
-    const uint64_t most = round / s ? round / s : 1u;
-    const uint64_t per = (rows + (rows < most ? rows : most) - 1) / (rows < most ? rows : most);
-    const bc__dot_grid g = {s, (uint32_t)((rows + per - 1) / per), per > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)per};
+    const uint64_t most = round / s ? round / s : 1u, clusters = rows < most ? rows : most;
+    const uint32_t per = bc__ceil_div(rows, clusters); /* rows fit 32 bits (the plan's MAX_DIM) */
+    const bc__dot_grid g = {s, bc__ceil_div(rows, per), per};
     return g;
 }
 
-/* Whether the dot configuration c takes the problem on `sms` SMs: the
- * smaller side at most BC_DOT_MAX_Q rows and a CTA's outputs (its run of
- * rows x the smaller side) at most dot_max_out, the kernel's limit; unless
- * it was named, also K of at least dot_min_k, split_k left to the rule (it
- * splits K over its cluster itself; split_k = 1 asks for a whole-tile
- * plan) and at most dot_max_loads 16-byte loads a CTA (its rows' chunks of
- * its slice of K, for the row and the smaller side's rows). */
-static int dot_takes(const bc__gemm_config *c, const bc_gemm_desc *d, int named, uint32_t sms)
+/* Whether c is the dot configuration and takes the problem on `sms` SMs:
+ * the smaller side at most BC_DOT_MAX_Q rows and a CTA's outputs (its run
+ * of rows x the smaller side) at most dot_max_out, the kernel's limit;
+ * unless it was named, also K of at least dot_min_k, split_k left to the
+ * rule (it splits K over its cluster itself; split_k = 1 asks for a
+ * whole-tile plan) and at most dot_max_loads 16-byte loads a CTA (its
+ * rows' chunks of its slice of K, for the row and the smaller side's
+ * rows). Also rule_has's predicate (named 0). */
+static int takes_dot(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t sms, int named)
 {
+    if (c->dot_max_out == 0)
+        return 0;
     const uint64_t q = d->m < d->n ? (uint64_t)d->m : (uint64_t)d->n;
     const bc__dot_grid g = dot_grid((uint64_t)d->m, (uint64_t)d->n, (uint64_t)d->k, sms);
     if (q > BC_DOT_MAX_Q || (uint64_t)g.per * q > c->dot_max_out)
@@ -216,7 +219,7 @@ static void rule_pick(const bc__gemm_family *f, const bc__gemm_config *named, co
             continue;
         if (c->max_m != 0 && (uint64_t)d->m > c->max_m) /* a skinny-M configuration out of its range */
             continue;
-        if (c->dot_max_out != 0 && !dot_takes(c, d, named != NULL, (uint32_t)dev->info.sm_count))
+        if (c->dot_max_out != 0 && !takes_dot(c, d, (uint32_t)dev->info.sm_count, named != NULL))
             continue;
         if (named == NULL && c->max_kb != 0 && /* a short-K configuration out of its range, or too few tiles */
             (bc__ceil_div((uint64_t)d->k, c->bk) > c->max_kb || (uint64_t)d->m < c->min_m ||
@@ -268,7 +271,7 @@ bc_status bc__gemm_choose(const bc_device *dev, const bc_gemm_desc *d, const bc_
                        "no GEMM configuration fits the %d bytes of shared memory sm_%d%d offers",
                        dev->info.smem_per_block_optin, dev->info.cc_major, dev->info.cc_minor);
     if (c == NULL && named != NULL && named->dot_max_out &&
-        !dot_takes(named, d, 1, (uint32_t)dev->info.sm_count))
+        !takes_dot(named, d, (uint32_t)dev->info.sm_count, 1))
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config",
                        "%s takes min(M, N) <= %u and at most %u outputs a CTA (M=%lld N=%lld: %llu a CTA on %d SMs)",
                        named->name, BC_DOT_MAX_Q, named->dot_max_out, (long long)d->m, (long long)d->n,
@@ -338,13 +341,6 @@ static int rule_has(const bc_device *dev, const bc_gemm_desc *d, rule_takes_fn t
         }
     }
     return 0;
-}
-
-/* The rule's dot configuration takes d (rule_has). */
-static int takes_dot(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t sms, int unused)
-{
-    (void)unused;
-    return c->dot_max_out != 0 && dot_takes(c, d, 0, sms);
 }
 
 /* A skinny configuration (rule_has); with short_k, a skinny short-K one

@@ -192,7 +192,7 @@ def dot_grid(m, n, k, sms, rule):
 
 
 def dot_choice(m, n, k, sms, rule):
-    """("sm90_dot", its cluster size) where the rule takes the dot kernel (gemm_rule.c, dot_takes), else None."""
+    """("sm90_dot", its cluster size) where the rule takes the dot kernel (gemm_rule.c, takes_dot), else None."""
     d = rule.get("dot")
     q = min(m, n)
     if not d or q > d["max_q"] or k < d["min_k"]:
