@@ -10,8 +10,11 @@ prints one markdown row per subset: shapes, geometric mean of the ratios
 (cuBLAS time / ours) and the worst ratio, one column entry per file
 ("a / b"). Rows whose check did not pass (no ratio) are left out."""
 import csv
-import math
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sweep_compare import geo  # noqa: E402
 
 
 def _esize(r):
@@ -65,10 +68,7 @@ def subsets(rows):
     out = []
     for name, pred in SUBSETS:
         ratios = [r["ratio"] for r in rows if pred(r)]
-        if ratios:
-            out.append((name, len(ratios), math.exp(sum(math.log(x) for x in ratios) / len(ratios)), min(ratios)))
-        else:
-            out.append((name, 0, None, None))
+        out.append((name, len(ratios), geo(ratios), min(ratios, default=None)))
     return out
 
 
