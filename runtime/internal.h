@@ -46,6 +46,7 @@ struct bc_device {
     CUdeviceptr dev_arena;
     bc__tlsf *dev_pool;
     void *host_arena;
+    size_t host_map_bytes; /* the arena's mapping when registered (device.c), 0 when from cuMemHostAlloc */
     bc__tlsf *host_pool;
 
     bc__image image; /* loaded kernels; image.module == NULL when skipped */

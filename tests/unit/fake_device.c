@@ -189,6 +189,8 @@ static int device_attr(const fake_dev_state *ds, CUdevice_attribute a)
     case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: return c->cc_major >= 9;
     case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 1;
     case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: return 1;
+    case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED: return 1;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: return 1;
     case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: return (int)(ds - fake__s.dev);
     default: return 0;
     }

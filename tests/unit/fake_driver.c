@@ -267,6 +267,7 @@ int fake_entry_is_release(fake_entry e)
     case FAKE_E_cuDevicePrimaryCtxRelease:
     case FAKE_E_cuMemFree:
     case FAKE_E_cuMemFreeHost:
+    case FAKE_E_cuMemHostUnregister:
     case FAKE_E_cuStreamDestroy:
     case FAKE_E_cuEventDestroy:
     case FAKE_E_cuModuleUnload:

@@ -36,7 +36,8 @@ typedef struct fake_alloc {
     size_t size;
     int device;
     CUcontext ctx;     /* current when it was made */
-    unsigned flags;    /* cuMemHostAlloc flags (host allocations) */
+    unsigned flags;    /* cuMemHostAlloc / cuMemHostRegister flags (host allocations) */
+    int registered;    /* a cuMemHostRegister'ed range: `mem` is the caller's, not freed */
 } fake_alloc;
 
 struct CUstream_st {

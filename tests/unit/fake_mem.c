@@ -91,7 +91,8 @@ static void free_alloc(fake_alloc *a, int kind)
     else
         fake__s.host_bytes_live -= a->size;
     fake__unlink(&a->o);
-    free(a->mem);
+    if (!a->registered)
+        free(a->mem);
     free(a);
 }
 
@@ -132,8 +133,51 @@ static CUresult fake_cuMemFreeHost(void *p)
 {
     FAKE_ENTER_RELEASE(cuMemFreeHost);
     fake_alloc *a = find_alloc_exact(K_HOST, (uintptr_t)p);
-    if (a == NULL)
+    if (a == NULL || a->registered)
         FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
+    fake__resident_check_free((uint64_t)(uintptr_t)a->mem, a->size);
+    if (fake__ctx_alive(a->ctx))
+        fake__wait_busy(&a->ctx->busy);
+    free_alloc(a, K_HOST);
+    FAKE_RETURN(CUDA_SUCCESS);
+}
+
+/* Page-locks the caller's [p, p + bytes): a host allocation whose memory is
+ * the caller's (page-aligned here, as the library registers whole pages;
+ * overlapping a live pinned range is refused, as the driver does). */
+static CUresult fake_cuMemHostRegister(void *p, size_t bytes, unsigned flags)
+{
+    FAKE_ENTER(cuMemHostRegister);
+    if (p == NULL || bytes == 0 || ((uintptr_t)p | bytes) % 4096 != 0 ||
+        (flags & ~(unsigned)(CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP)))
+        FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
+    CUcontext c = fake__current();
+    if (c == NULL)
+        FAKE_RETURN(CUDA_ERROR_INVALID_CONTEXT);
+    if (find_alloc(K_HOST, (uintptr_t)p, 1) || find_alloc(K_HOST, (uintptr_t)p + bytes - 1, 1))
+        FAKE_RETURN(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    if (fake__s.host_limit && !fits(bytes, fake__s.host_limit, fake__s.host_bytes_live))
+        FAKE_RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+    fake_alloc *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        FAKE_RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+    a->mem = p;
+    a->size = bytes;
+    a->device = c->device;
+    a->ctx = c;
+    a->flags = flags;
+    a->registered = 1;
+    fake__link(K_HOST, &a->o);
+    fake__s.host_bytes_live += bytes;
+    FAKE_RETURN(CUDA_SUCCESS);
+}
+
+static CUresult fake_cuMemHostUnregister(void *p)
+{
+    FAKE_ENTER_RELEASE(cuMemHostUnregister);
+    fake_alloc *a = find_alloc_exact(K_HOST, (uintptr_t)p);
+    if (a == NULL || !a->registered)
+        FAKE_RETURN(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
     fake__resident_check_free((uint64_t)(uintptr_t)a->mem, a->size);
     if (fake__ctx_alive(a->ctx))
         fake__wait_busy(&a->ctx->busy);
@@ -565,6 +609,8 @@ void fake__fill_mem(bc__driver *t)
     t->cuMemHostAlloc = fake_cuMemHostAlloc;
     t->cuMemHostGetDevicePointer = fake_cuMemHostGetDevicePointer;
     t->cuMemFreeHost = fake_cuMemFreeHost;
+    t->cuMemHostRegister = fake_cuMemHostRegister;
+    t->cuMemHostUnregister = fake_cuMemHostUnregister;
     t->cuMemcpyHtoD = fake_cuMemcpyHtoD;
     t->cuMemcpyDtoH = fake_cuMemcpyDtoH;
     t->cuMemcpyHtoDAsync = fake_cuMemcpyHtoDAsync;

@@ -25,6 +25,13 @@ static void sc_open_own_no_arenas(outcome *o)
     open_close(o, cfg);
 }
 
+/* A device that does not take registered host memory at its host address:
+ * the host arena comes from cuMemHostAlloc. */
+static void alloc_host_arena_config(void)
+{
+    fake_set_device_attr(0, CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM, 0);
+}
+
 static void sc_open_primary_arenas(outcome *o)
 {
     bc_device_config cfg = ft_config();
@@ -414,6 +421,7 @@ static const scenario scenarios[] = {
     {"open", "open own+arenas", sc_open_own_arenas, NULL},
     {"open", "open own, no arenas", sc_open_own_no_arenas, NULL},
     {"open", "open primary+arenas", sc_open_primary_arenas, NULL},
+    {"open", "open, host arena allocated", sc_open_own_arenas, alloc_host_arena_config},
     {"open", "open with kernels", sc_open_kernels, NULL},
     {"open", "driver queries", sc_driver_queries, NULL},
     {"wait", "stream/event/mem", sc_stream_event_mem, NULL},

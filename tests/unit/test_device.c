@@ -130,6 +130,7 @@ static void test_arenas_zero(void **state)
     assert_ok(bc_device_open(&cfg, &dev));
     assert_int_equal(fake_entry_calls(FAKE_E_cuMemAlloc), 0);
     assert_int_equal(fake_entry_calls(FAKE_E_cuMemHostAlloc), 0);
+    assert_int_equal(fake_entry_calls(FAKE_E_cuMemHostRegister), 0);
     bc_pool_stats ps;
     assert_status(bc_pool_get_stats(dev, BC_POOL_DEVICE, &ps), BC_ERR_BAD_SIZE);
     assert_status(bc_pool_get_stats(dev, BC_POOL_HOST, &ps), BC_ERR_BAD_SIZE);
@@ -138,6 +139,51 @@ static void test_arenas_zero(void **state)
     bc_device_close(dev);
     assert_int_equal(fake_entry_calls(FAKE_E_cuMemFree), 0);
     assert_int_equal(fake_entry_calls(FAKE_E_cuMemFreeHost), 0);
+    assert_int_equal(fake_entry_calls(FAKE_E_cuMemHostUnregister), 0);
+}
+
+/* The pinned host arena: anonymous memory registered with the driver where
+ * the device takes registered memory at its host address, 2 MiB aligned
+ * from 2 MiB up; cuMemHostAlloc where either attribute says no. Each open
+ * makes its one host object and close releases it. */
+static void test_host_arena_source(void **state)
+{
+    const struct {
+        int can_register, same_address;
+        size_t bytes;
+        int registers;
+        size_t pinned; /* bytes the driver holds pinned */
+    } cases[] = {
+        {1, 1, 64u << 10, 1, 64u << 10},       {1, 1, (1u << 20) + 100, 1, (1u << 20) + 4096},
+        {1, 1, 3u << 20, 1, 4u << 20},         {0, 1, 1u << 20, 0, 1u << 20},
+        {1, 0, 1u << 20, 0, 1u << 20},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fake_reset();
+        fake_set_device_attr(0, CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED, cases[i].can_register);
+        fake_set_device_attr(0, CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM, cases[i].same_address);
+        bc_device_config cfg = ft_config();
+        cfg.device_arena_bytes = 0;
+        cfg.host_arena_bytes = cases[i].bytes;
+        bc_device *dev = NULL;
+        assert_ok(bc_device_open(&cfg, &dev));
+        assert_int_equal(fake_entry_calls(FAKE_E_cuMemHostRegister), cases[i].registers);
+        assert_int_equal(fake_entry_calls(FAKE_E_cuMemHostAlloc), !cases[i].registers);
+        assert_true(fake_host_bytes_live() == cases[i].pinned);
+        void *p = NULL;
+        assert_ok(bc_host_alloc(dev, 256, &p));
+        assert_int_equal((uintptr_t)p % 4096, 0);
+        if (cases[i].bytes >= (2u << 20))
+            assert_int_equal((uintptr_t)p % (2u << 20), 0);
+        bc_pool_stats ps;
+        assert_ok(bc_pool_get_stats(dev, BC_POOL_HOST, &ps));
+        assert_true(ps.arena_bytes <= cases[i].bytes && ps.arena_bytes + 4096 > cases[i].bytes);
+        memset(p, 0x5a, 256); /* the caller's memory: writable */
+        bc_device_close(dev);
+        assert_int_equal(fake_entry_calls(FAKE_E_cuMemHostUnregister), cases[i].registers);
+        assert_int_equal(fake_entry_calls(FAKE_E_cuMemFreeHost), !cases[i].registers);
+        assert_int_equal(fake_live_objects(), 0);
+    }
 }
 
 static void test_arenas_sizes(void **state)
@@ -412,7 +458,7 @@ static void test_failed_open_keeps_current(void **state)
     bc_device *d0 = NULL, *d1 = SENTINEL;
     assert_ok(bc_device_open(&c0, &d0));
     CUcontext ctx0 = fake_current_context();
-    fake_fail_entry(FAKE_E_cuMemHostAlloc, 1, CUDA_ERROR_OUT_OF_MEMORY, 0);
+    fake_fail_entry(FAKE_E_cuMemHostRegister, 1, CUDA_ERROR_OUT_OF_MEMORY, 0);
     assert_status(bc_device_open(&c1, &d1), BC_ERR_DRIVER);
     assert_ptr_equal(d1, SENTINEL);
     assert_ptr_equal(fake_current_context(), ctx0);
@@ -497,6 +543,7 @@ int main(void)
         ft_test(test_open_primary_context_each_policy),
         ft_test(test_primary_context_shared),
         ft_test(test_arenas_zero),
+        ft_test(test_host_arena_source),
         ft_test(test_arenas_sizes),
         ft_test(test_open_matrix),
         ft_test(test_open_with_kernels),

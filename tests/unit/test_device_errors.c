@@ -148,8 +148,13 @@ static void test_last_error_detail(void **state)
     ft_assert_last(BC_ERR_DRIVER, "cuMemAlloc", CUDA_ERROR_OUT_OF_MEMORY);
     fake_set_mem_limit(0, cfg.host_arena_bytes / 2);
     assert_status(bc_device_open(&cfg, &dev), BC_ERR_DRIVER);
+    ft_assert_last(BC_ERR_DRIVER, "cuMemHostRegister", CUDA_ERROR_OUT_OF_MEMORY);
+    assert_int_equal(fake_live_objects(), 0);
+    fake_set_device_attr(0, CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED, 0); /* the cuMemHostAlloc path */
+    assert_status(bc_device_open(&cfg, &dev), BC_ERR_DRIVER);
     ft_assert_last(BC_ERR_DRIVER, "cuMemHostAlloc", CUDA_ERROR_OUT_OF_MEMORY);
     assert_int_equal(fake_live_objects(), 0);
+    fake_set_device_attr(0, CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED, 1);
 
     /* a sticky fault maps to BC_ERR_DEVICE_LOST */
     fake_set_mem_limit(0, 0);
@@ -198,7 +203,7 @@ static void test_log_callback_and_silence(void **state)
 
     ft_capture cap;
     ft_capture_begin(&cap);
-    fake_fail_entry(FAKE_E_cuMemHostAlloc, 1, CUDA_ERROR_OUT_OF_MEMORY, 0);
+    fake_fail_entry(FAKE_E_cuMemHostRegister, 1, CUDA_ERROR_OUT_OF_MEMORY, 0);
     bc_status st1 = bc_device_open(&cfg, &dev);
     fake_fail_clear();
     bc_status st2 = bc_device_open(&cfg, &dev);
