@@ -1,5 +1,8 @@
-/* The kernel fatbin, embedded byte for byte into libbarecuda.a. Its digest
- * and size live in build/gen/fatbin_digest.c (computed at build time). */
+/* The kernel fatbin, embedded byte for byte into libbarecuda.a, and the
+ * sm_90a optional-groups cubin (the portable family and the resident
+ * kernels, loaded as a second module only when asked for). Their digests
+ * and sizes live in build/gen/fatbin_digest.c and build/gen/groups_digest.c
+ * (computed at build time). */
     .section .rodata.bc_fatbin, "a", @progbits
     .balign 64
     .globl bc__fatbin_bytes
@@ -9,4 +12,12 @@ bc__fatbin_bytes:
     .globl bc__fatbin_bytes_end
 bc__fatbin_bytes_end:
     .size bc__fatbin_bytes, bc__fatbin_bytes_end - bc__fatbin_bytes
+    .balign 64
+    .globl bc__groups_bytes
+    .type bc__groups_bytes, @object
+bc__groups_bytes:
+    .incbin "build/kernels/sm90a_groups.cubin"
+    .globl bc__groups_bytes_end
+bc__groups_bytes_end:
+    .size bc__groups_bytes, bc__groups_bytes_end - bc__groups_bytes
     .section .note.GNU-stack, "", @progbits

@@ -106,8 +106,8 @@ unsigned bc__image_families(const bc__fatbin_entry *e)
         return 0;
     if (major == 8 || major == 12)
         return all | 1u << BC__FAM_SM80;
-    if (major == 9)
-        return all | 1u << BC__FAM_SM90 | 1u << BC__FAM_SM80 | 1u << BC__FAM_RES90;
+    if (major == 9) /* the optional groups (SM80, RES90) are a cubin of their own: runtime/image.c */
+        return all | 1u << BC__FAM_SM90;
     if (major == 10 || major == 11)
         return all | 1u << BC__FAM_SM100;
     return all;

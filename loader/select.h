@@ -62,9 +62,9 @@ bc_status bc__select_ptx(const bc__fatbin_entry *entries, size_t n, int cc_major
 
 /* The manifest families a cubin carries, as a mask of (1u << bc__family):
  * every cubin has ALL; sm_8x and sm_12x add SM80 (the portable image);
- * sm_9x adds SM90, SM80 (the portable kernels ride along in the Hopper
- * image so that they can be run on it) and RES90 (the resident executor's
- * kernels); sm_10x and sm_11x (the Blackwell
+ * sm_9x adds SM90 (the portable kernels, SM80, and the resident executor's,
+ * RES90, are built for sm_90a too, into a cubin of their own that
+ * runtime/image.c loads beside the image when asked); sm_10x and sm_11x (the Blackwell
  * images, built from one source) add SM100. A PTX or NVVM entry: 0. */
 unsigned bc__image_families(const bc__fatbin_entry *e);
 

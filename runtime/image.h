@@ -20,6 +20,7 @@ typedef enum bc__kernel_id {
 
 typedef struct bc__image {
     bc_module *mod;                  /* NULL when not loaded */
+    bc_module *groups;               /* sm_90a: the optional groups' cubin, when one is asked for; else NULL */
     CUfunction fn[BC__KERNEL_COUNT]; /* NULL for kernels of other families */
     char arch[16];                   /* "sm_90a", "sm_100a", ... */
 } bc__image;
@@ -35,7 +36,9 @@ typedef struct bc__image_timing {
  * every kernel the manifest lists for that image's families is resolved into
  * img->fn and each one's dynamic shared-memory limit is set, but the
  * optional groups dev->cfg.kernel_groups does not ask for (their img->fn
- * entries stay NULL). On failure
+ * entries stay NULL). On an sm_90a image the groups asked for come from
+ * their own embedded cubin (the same loader: its digest checked), loaded
+ * as img->groups. On failure
  * *img is left empty and nothing is loaded. The device's context must be
  * current. The module is not on the device's list of user modules. */
 bc_status bc__image_load(bc_device *dev, bc__image *img, bc__image_timing *out_timing);
@@ -49,8 +52,8 @@ bc_status bc__image_load_from(bc_device *dev, bc__image *img, const uint8_t *buf
                               const uint64_t *entry_digests, size_t entry_count, uint64_t headers_digest,
                               bc__image_timing *out_timing);
 
-/* Unloads the module (if any) and clears *img; leaves bc_last_error() as it
- * was. */
+/* Unloads the modules (if any) and clears *img; leaves bc_last_error() as
+ * it was. */
 void bc__image_unload(bc__image *img);
 
 #endif

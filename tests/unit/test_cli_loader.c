@@ -323,6 +323,7 @@ static void test_fatbin_lists_the_embedded_image(void **state)
     has(r.out, "elf   sm_90a ");
     has(r.out, "elf   sm_100a ");
     has(r.out, "elf   sm_100f ");
+    has(r.out, "(embedded optional groups, sm_90a): ");
     run_cli(&r, "fatbin", "--embedded", "--json");
     assert_int_equal(r.rc, BC_EXIT_OK);
     has(r.out, "\"kind\":\"elf\",\"arch\":\"sm_90a\"");

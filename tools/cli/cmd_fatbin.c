@@ -13,6 +13,9 @@
 extern const uint8_t bc__fatbin_bytes[];
 extern const size_t bc__fatbin_size;
 extern const uint64_t bc__fatbin_digest;
+extern const uint8_t bc__groups_bytes[];
+extern const size_t bc__groups_size;
+extern const uint64_t bc__groups_digest;
 
 #define MAX_FILE_BYTES ((size_t)1 << 30)
 
@@ -21,8 +24,10 @@ static void usage(FILE *f)
     fprintf(f, "usage: barecuda fatbin FILE [--json]\n"
                "       barecuda fatbin --embedded [--json]\n"
                "Lists every entry of a fatbin container (kind, arch, sizes, compression, flags), or\n"
-               "describes a plain cubin. Needs no GPU. Damaged or unknown input is an error (exit %d);\n"
-               "a file that cannot be read exits %d.\n",
+               "describes a plain cubin. --embedded checks the library's own kernels against their build\n"
+               "digests and lists them: the fatbin, then the sm_90a cubin of the optional kernel groups\n"
+               "(with --json, one object per line). Needs no GPU. Damaged or unknown input is an error\n"
+               "(exit %d); a file that cannot be read exits %d.\n",
                BC_EXIT_IMAGE, BC_EXIT_ERROR);
 }
 
@@ -167,7 +172,16 @@ int bc_cmd_fatbin(int argc, char **argv)
                     (unsigned long long)bc__fatbin_digest);
             return BC_EXIT_IMAGE;
         }
-        return inspect("(embedded)", bc__fatbin_bytes, bc__fatbin_size, json);
+        if (bc__xxh64(bc__groups_bytes, bc__groups_size, 0) != bc__groups_digest) {
+            fprintf(stderr,
+                    "barecuda fatbin: the embedded optional-groups cubin does not match its build digest 0x%016llx\n",
+                    (unsigned long long)bc__groups_digest);
+            return BC_EXIT_IMAGE;
+        }
+        int rc = inspect("(embedded)", bc__fatbin_bytes, bc__fatbin_size, json);
+        if (rc == BC_EXIT_OK)
+            rc = inspect("(embedded optional groups, sm_90a)", bc__groups_bytes, bc__groups_size, json);
+        return rc;
     }
     uint8_t *buf = NULL;
     size_t len = 0;

@@ -24,7 +24,7 @@ if has test; then
   timeout 580 build/bin/test_gpu_determinism > "$L/gpu_determinism.txt" 2>&1
   echo "test_gpu_determinism rc=$?: $(summary "$L/gpu_determinism.txt")"
   grep -E "sm80_|identical" "$L/gpu_determinism.txt"
-  cuobjdump -sass build/kernels/sm90a.cubin > "$L/sm90a.sass" 2>&1
+  cuobjdump -sass build/kernels/sm90a_groups.cubin > "$L/sm90a.sass" 2>&1
   for k in 128x256 128x128 64x64 64x32 32x32; do
     awk -v f="bc_gemm_sm80_$k" '/Function :/ { on = ($3 == f) } on' "$L/sm90a.sass" > "$L/sm80_$k.sass"
     echo "sm80_$k (sm_90a SASS): HMMA $(grep -c HMMA "$L/sm80_$k.sass"), LDSM $(grep -c LDSM "$L/sm80_$k.sass"), LDGSTS $(grep -c LDGSTS "$L/sm80_$k.sass"), LDL/STL $(grep -cE '\b(LDL|STL)(\.|\s)' "$L/sm80_$k.sass")"

@@ -87,9 +87,9 @@ sass_counts() {
     /[^A-Z](LDL|STL)[. ]/{x[fn]++} /^ +\/\*[0-9a-f]+\*\//{n[fn]++}
     END {for (f in h) printf "  %-28s HGMMA %3d UTMALDG %2d UTMASTG %2d LDL/STL %d instructions %d\n", f, h[f], l[f], s[f], x[f], n[f]}' | sort
 }
-echo "SASS of this build:"; sass_counts build/kernels/sm90a.cubin | tee "$L/sass_counts.txt"
+echo "SASS of this build:"; sass_counts build/kernels/sm90a_groups.cubin | tee "$L/sass_counts.txt"
 [ -n "${BASE_CUBIN:-}" ] && { echo "SASS of $BASE_CUBIN:"; sass_counts "$BASE_CUBIN" | tee "$L/sass_counts_base.txt"; }
 awk '/Function properties for/ {fn = $NF} /bytes stack frame/ {st = $0}
      /Used [0-9]+ registers/ && fn ~ /^bc_/ {sub(/.*Used/, "Used"); printf "  %-28s %s |%s\n", fn, $0, st; fn = ""}' \
-  build/kernels/sm90a.cubin.ptxas.txt
+  build/kernels/sm90a_groups.cubin.ptxas.txt
 tar czf "$OUT/resident.tgz" -C "$L" .
