@@ -4,10 +4,12 @@
  *
  * K(id, symbol, family, smem): family ALL is in every image; SM90 only in the
  * sm_90a image; SM100 only in the Blackwell images; SM80 (the portable
- * mma.sync kernels) in the sm_80 and sm_120 images and in the sm_90a image;
- * RES90 (the resident executor's kernels) only in the sm_90a image. On the
- * sm_90a image, SM80 and RES90 are optional groups: resolved at open only
- * when bc_device_config.kernel_groups asks for them. The sm_90a GEMM kernels
+ * mma.sync kernels) in the sm_80 and sm_120 images and, for sm_90a, in the
+ * optional groups' cubin; RES90 (the resident executor's kernels) only in
+ * that cubin. On sm_90a, SM80 and RES90 are optional groups, built from the
+ * same PTX into a cubin of their own (build.ninja, tools/manifest_entries.sh)
+ * and loaded and resolved at open only when bc_device_config.kernel_groups
+ * asks for them (runtime/image.c). The sm_90a GEMM kernels
  * are one per configuration (input and output types are launch parameters);
  * the Blackwell ones one per (input type, output type). The resident
  * executor's kernels (resident_sm90.c) are one per whole-tile sm_90a

@@ -144,6 +144,9 @@ void bc__device_close_context(bc_device *dev)
  * tools/device/open_probe.c). Writes the mapping's address and length. */
 static bc_status register_host_arena(size_t bytes, void **out_p, size_t *out_len)
 {
+    if (bytes > SIZE_MAX / 2) /* the roundings and the alignment slack below must not wrap */
+        return BC_FAIL(BC_ERR_BAD_SIZE, "bc_device_open", "host_arena_bytes %zu is larger than any host can pin",
+                       bytes);
     size_t len = (bytes + PAGE_BYTES - 1) & ~(PAGE_BYTES - 1);
     int huge = len >= HUGE_BYTES;
     if (huge)
@@ -195,8 +198,11 @@ static void close_host_arena(bc_device *dev)
     if (dev->host_arena == NULL)
         return;
     if (dev->host_map_bytes) {
-        BC_CU_CLEANUP(cuMemHostUnregister, dev->host_arena);
-        munmap(dev->host_arena, dev->host_map_bytes);
+        /* a failed unregistration (a lost device) leaves the pages with the
+         * driver, as a failed cuMemFreeHost leaves its memory: unmapped, the
+         * range could be handed out again while the driver still holds it */
+        if (BC_CU_CLEANUP(cuMemHostUnregister, dev->host_arena) == BC_OK)
+            munmap(dev->host_arena, dev->host_map_bytes);
     } else {
         BC_CU_CLEANUP(cuMemFreeHost, dev->host_arena);
     }

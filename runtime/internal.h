@@ -49,7 +49,7 @@ struct bc_device {
     size_t host_map_bytes; /* the arena's mapping when registered (device.c), 0 when from cuMemHostAlloc */
     bc__tlsf *host_pool;
 
-    bc__image image; /* loaded kernels; image.module == NULL when skipped */
+    bc__image image; /* loaded kernels; image.mod == NULL when skipped */
     bc__ptr_registry registry; /* bc_mem_register'ed ranges */
     int lost; /* a call on this device returned a sticky error (see driver.h: the process is lost too) */
 

@@ -184,6 +184,15 @@ static void test_host_arena_source(void **state)
         assert_int_equal(fake_entry_calls(FAKE_E_cuMemFreeHost), !cases[i].registers);
         assert_int_equal(fake_live_objects(), 0);
     }
+    /* a size no host pins (its roundings would wrap): refused, nothing left behind */
+    fake_reset();
+    bc_device_config big = ft_config();
+    big.host_arena_bytes = SIZE_MAX - 4095;
+    bc_device *none = SENTINEL;
+    assert_status(bc_device_open(&big, &none), BC_ERR_BAD_SIZE);
+    assert_ptr_equal(none, SENTINEL);
+    assert_int_equal(fake_entry_calls(FAKE_E_cuMemHostRegister), 0);
+    assert_int_equal(fake_live_objects(), 0);
 }
 
 static void test_arenas_sizes(void **state)

@@ -14,6 +14,7 @@ extern const uint8_t bc__fatbin_bytes[];
 extern const size_t bc__fatbin_size;
 extern const uint64_t bc__fatbin_digest;
 extern const uint8_t bc__groups_bytes[];
+extern const uint8_t bc__groups_bytes_end[];
 extern const size_t bc__groups_size;
 extern const uint64_t bc__groups_digest;
 
@@ -172,7 +173,8 @@ int bc_cmd_fatbin(int argc, char **argv)
                     (unsigned long long)bc__fatbin_digest);
             return BC_EXIT_IMAGE;
         }
-        if (bc__xxh64(bc__groups_bytes, bc__groups_size, 0) != bc__groups_digest) {
+        if ((size_t)(bc__groups_bytes_end - bc__groups_bytes) != bc__groups_size ||
+            bc__xxh64(bc__groups_bytes, bc__groups_size, 0) != bc__groups_digest) {
             fprintf(stderr,
                     "barecuda fatbin: the embedded optional-groups cubin does not match its build digest 0x%016llx\n",
                     (unsigned long long)bc__groups_digest);

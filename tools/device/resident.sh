@@ -81,15 +81,17 @@ echo "another process's 4096^3 GEMM (graph / spin p50, us): alone $(grep 'graph 
 kill $hp 2>/dev/null; wait $hp 2>/dev/null
 
 # ---- SASS: the launched kernels must not change; the resident kernels' instruction mix
-# (BASE_CUBIN=path: the same counts for another build's cubin, e.g. main's, to compare the launched kernels)
+# (BASE_CUBIN="paths": the same counts for another build's cubins, e.g. main's two sm_90a ones, to compare the launched kernels)
 sass_counts() {
   cuobjdump -sass "$1" | awk '/Function : /{fn=$3} /HGMMA/{h[fn]++} /UTMALDG/{l[fn]++} /UTMASTG/{s[fn]++}
     /[^A-Z](LDL|STL)[. ]/{x[fn]++} /^ +\/\*[0-9a-f]+\*\//{n[fn]++}
     END {for (f in h) printf "  %-28s HGMMA %3d UTMALDG %2d UTMASTG %2d LDL/STL %d instructions %d\n", f, h[f], l[f], s[f], x[f], n[f]}' | sort
 }
-echo "SASS of this build:"; sass_counts build/kernels/sm90a_groups.cubin | tee "$L/sass_counts.txt"
-[ -n "${BASE_CUBIN:-}" ] && { echo "SASS of $BASE_CUBIN:"; sass_counts "$BASE_CUBIN" | tee "$L/sass_counts_base.txt"; }
+echo "SASS of this build (the sm_90a image and its optional groups):"
+sass_counts_all() { for f in "$@"; do [ -f "$f" ] && sass_counts "$f"; done | sort; }
+sass_counts_all build/kernels/sm90a.cubin build/kernels/sm90a_groups.cubin | tee "$L/sass_counts.txt"
+[ -n "${BASE_CUBIN:-}" ] && { echo "SASS of $BASE_CUBIN:"; sass_counts_all $BASE_CUBIN | tee "$L/sass_counts_base.txt"; }
 awk '/Function properties for/ {fn = $NF} /bytes stack frame/ {st = $0}
      /Used [0-9]+ registers/ && fn ~ /^bc_/ {sub(/.*Used/, "Used"); printf "  %-28s %s |%s\n", fn, $0, st; fn = ""}' \
-  build/kernels/sm90a_groups.cubin.ptxas.txt
+  build/kernels/sm90a.cubin.ptxas.txt build/kernels/sm90a_groups.cubin.ptxas.txt
 tar czf "$OUT/resident.tgz" -C "$L" .

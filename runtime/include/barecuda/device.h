@@ -153,8 +153,8 @@ typedef struct bc_open_timings {
     double cuinit_us;       /* cuInit */
     double context_us;      /* context create/retain + device queries */
     double arenas_us;       /* arena allocation */
-    double image_check_us;  /* fatbin parse + digest + image selection */
-    double module_load_us;  /* cuModuleLoadDataEx + kernel resolution + attributes */
+    double image_check_us;  /* fatbin parse + digest + image selection (and the optional groups' cubin's, when asked for) */
+    double module_load_us;  /* cuModuleLoadDataEx + kernel resolution + attributes (both modules, with optional groups) */
     double total_us;        /* the whole open */
 } bc_open_timings;
 
