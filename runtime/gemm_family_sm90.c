@@ -68,9 +68,16 @@
  * to it (change 49: 4-20% under 64x32 and 128x64t on 108 shapes of M
  * 17-4000, K 8-128, except grids of more than a round of it). */
 #define BC_SM90_SKINNY_SHORT_K_MIN_M 1u
+/* The skinny twin also takes 3 and 4 k-blocks when its tiles outnumber
+ * half the SMs: forced against 64x32m16 on 72 shapes of M 9-16 (H100,
+ * PERF_NOTES.md change 57), at more than 66 tiles it ran 0.63-0.88 of the
+ * time (C aliasing D 0.53-0.88), at 5-65 tiles 0.96-1.13; at 5-8
+ * k-blocks it lost as often as it won (0.81-1.25), so no further. */
+#define BC_SM90_SKINNY_SHORT_K_WIDE_KB 4u
 #define SM90_SHORT_K_CONFIG(nm, id, dense, w, per_sm, min_m_, cons, bn_, stages, ks, ar)           \
     {                                                                                              \
         SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .max_kb = BC_SM90_SHORT_K_MAX_KB,           \
+        .wide_max_kb = (min_m_) <= 1u ? BC_SM90_SKINNY_SHORT_K_WIDE_KB : 0u,                        \
         .min_m = (min_m_), .sm_share = 64u * (cons) * (bn_) > 2048u ? BC_SM90_SHORT_K_SM_SHARE : 0u,  \
         .tma_store = 1, .persistent = 1, .ctas_per_sm = (per_sm), .kernel_dense = (dense),         \
         .dense_min_pct = (cons) > 1 ? BC_SM90_DENSE_MIN_PCT_2CONS : 0u,                            \

@@ -188,6 +188,18 @@ static int takes_dot(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t s
     return named || ((uint64_t)d->k >= c->dot_min_k && d->split_k == 0 && loads <= c->dot_max_loads);
 }
 
+/* Whether the rule weighs short-K configuration c for d: K within its
+ * k-blocks, or within its wide k-blocks when its tiles outnumber half the
+ * SMs; M from its least; tiles for its share of the SMs (gemm_family_sm90.c
+ * says why each). */
+static int short_k_takes(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t sms)
+{
+    const uint64_t kb = bc__ceil_div((uint64_t)d->k, c->bk), tiles = ctas_of(c, 1, d);
+    if (kb > c->max_kb && (kb > c->wide_max_kb || 2u * tiles <= sms))
+        return 0;
+    return (uint64_t)d->m >= c->min_m && !(c->sm_share && c->sm_share * tiles < sms);
+}
+
 /* The rule's order of candidates: the dot configuration before every other
  * where it takes the problem (the cost model's tiles do not describe it),
  * then within its M range a skinny-M
@@ -221,9 +233,7 @@ static void rule_pick(const bc__gemm_family *f, const bc__gemm_config *named, co
             continue;
         if (c->dot_max_out != 0 && !takes_dot(c, d, (uint32_t)dev->info.sm_count, named != NULL))
             continue;
-        if (named == NULL && c->max_kb != 0 && /* a short-K configuration out of its range, or too few tiles */
-            (bc__ceil_div((uint64_t)d->k, c->bk) > c->max_kb || (uint64_t)d->m < c->min_m ||
-             (c->sm_share && c->sm_share * ctas_of(c, 1, d) < (uint64_t)dev->info.sm_count)))
+        if (named == NULL && c->max_kb != 0 && !short_k_takes(c, d, (uint32_t)dev->info.sm_count))
             continue;
         uint32_t opts[3];
         const uint32_t n = split_options(c, d->split_k, bc__ceil_div((uint64_t)d->k, c->bk), opts);

@@ -96,6 +96,9 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
         if kind == "SM90_SHORT_K_CONFIG":  # taken outright for K of at most max_kb k-blocks and M >= min_m
             cfg["max_kb"] = define(plan, "BC_SM90_SHORT_K_MAX_KB")
             cfg["min_m"] = define(plan, x2)  # (CTAs per SM, least M)
+            # the skinny twin (least M 1) also up to wide_kb k-blocks when its tiles outnumber half the SMs
+            # (gemm_family_sm90.c, SM90_SHORT_K_CONFIG)
+            cfg["wide_kb"] = define(plan, "BC_SM90_SKINNY_SHORT_K_WIDE_KB") if cfg["min_m"] <= 1 else 0
         cfgs.append(cfg)
     if not cfgs:
         raise ValueError(f"no SM90_CONFIG entries in {plan_c}")
@@ -154,13 +157,20 @@ def rule_cost(cfg, s, m, n, k, sms, rule, weight=None, c_read=False, f32=False):
     return waves * cfg["bm"] * cfg["bn"] * work * 100 // (weight if weight is not None else cfg["weight"])
 
 
+def short_k_takes(cfg, m, n, k, sms):
+    """gemm_rule.c, short_k_takes: K within its k-blocks, or within its wide k-blocks when its tiles outnumber
+    half the SMs; M from its least; unless its tile is 64 x 32, tiles for at least a quarter of the SMs."""
+    kb, tiles = cdiv(k, cfg["bk"]), cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"])
+    if kb > cfg["max_kb"] and (kb > cfg["wide_kb"] or 2 * tiles <= sms):
+        return False
+    return m >= cfg["min_m"] and not (cfg["sm_share"] and cfg["sm_share"] * tiles < sms)
+
+
 def candidates(m, n, k, rule, sms):
-    """Configurations the rule weighs: a skinny-M one only within its M range, a short-K one only within its
-    K range, from its least M and, unless its tile is 64 x 32, with tiles for at least a quarter of the SMs."""
+    """Configurations the rule weighs: a skinny-M one only within its M range, a short-K one only where it
+    takes the problem (short_k_takes)."""
     return [(cfg, s) for cfg in rule["configs"] if not cfg.get("max_m") or m <= cfg["max_m"]
-            if not cfg.get("max_kb") or (cdiv(k, cfg["bk"]) <= cfg["max_kb"] and m >= cfg["min_m"] and
-                                         (not cfg["sm_share"] or
-                                          cfg["sm_share"] * cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) >= sms))
+            if not cfg.get("max_kb") or short_k_takes(cfg, m, n, k, sms)
             for s in split_options(cfg, k, rule)]
 
 

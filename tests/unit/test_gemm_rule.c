@@ -40,14 +40,18 @@ static void test_config_rule(void **state)
         {27, 9, 5192, "bc_gemm_sm90_64x32s", 0},       {64, 1024, 2048, "bc_gemm_sm90_64x32s", 0},
         {60, 768, 768, "bc_gemm_sm90_64x32", 0},
         /* K of at most 2 k-blocks and M above 16: a short-K twin outright, 128x64t or 64x32t by the cost
-         * (ties to 64x32t); 3 k-blocks: the cost model; M <= 16: the skinny short-K twin, whatever its tile
-         * count (its tile is 64x32m16's) */
+         * (ties to 64x32t), however many outputs; 3 k-blocks: the cost model; M <= 16: the skinny short-K twin, whatever its tile
+         * count (its tile is 64x32m16's), and at 3 or 4 k-blocks with more tiles than half the SMs (67 of
+         * 132: N = 2113; 66 tiles, N = 2112, keep the whole-tile kernel; 5 k-blocks never) */
         {4132, 3275, 16, "bc_gemm_sm90_128x64t", 0},   {2048, 2048, 128, "bc_gemm_sm90_128x64t", 0},
         {17, 4096, 64, "bc_gemm_sm90_64x32t", 0},      {2048, 2048, 192, "bc_gemm_sm90_128x256", 0},
         {256, 2890, 64, "bc_gemm_sm90_128x64t", 0},    {1000, 300, 64, "bc_gemm_sm90_64x32t", 0},
         {4000, 51, 128, "bc_gemm_sm90_64x32t", 0},     {4000, 300, 128, "bc_gemm_sm90_128x64t", 0},
+        {7000, 7191, 64, "bc_gemm_sm90_128x64t", 0},
         {16, 4096, 64, "bc_gemm_sm90_64x32m16t", 0},   {1, 10746, 16, "bc_gemm_sm90_64x32m16t", 0},
-        {16, 4096, 192, "bc_gemm_sm90_64x32m16", 0},   {3, 600, 16, "bc_gemm_sm90_64x32m16t", 0},
+        {16, 4096, 192, "bc_gemm_sm90_64x32m16t", 0},  {12, 2113, 256, "bc_gemm_sm90_64x32m16t", 0},
+        {12, 2112, 256, "bc_gemm_sm90_64x32m16", 0},   {16, 4096, 264, "bc_gemm_sm90_64x32m16", 0},
+        {3, 600, 16, "bc_gemm_sm90_64x32m16t", 0},
         {1, 1, 8, "bc_gemm_sm90_64x32m16t", 0},        {16, 32, 128, "bc_gemm_sm90_64x32m16t", 0},
         /* ... the 128-row one with tiles for at least a quarter of the SMs (33 of 132): 100x100x64 has 2,
          * and takes the 64 x 32 twin (no tile is smaller, so any number of tiles) */
