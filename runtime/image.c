@@ -35,8 +35,6 @@ extern const uint64_t bc__groups_entry_digest[];
 extern const size_t bc__groups_entry_count;
 extern const uint64_t bc__groups_headers_digest;
 
-#define GROUP_FAMILIES (1u << BC__FAM_SM80 | 1u << BC__FAM_RES90)
-#define OWN_FAMILIES (~0u) /* load_and_resolve: the image's own, less the optional groups not asked for */
 
 static const struct {
     const char *symbol;
@@ -76,25 +74,12 @@ static bc_status resolve_manifest(bc__image *img, bc_module *mod, unsigned fams)
     return BC_OK;
 }
 
-/* The families of an image (bc__image_families) that open resolves: all,
- * but the optional groups (bc_device_config.kernel_groups) not asked for:
- * the resident kernels, and the portable family beside a native one. */
-static unsigned families_to_resolve(unsigned fams, uint32_t groups)
-{
-    if (!(groups & BC_KERNELS_RESIDENT))
-        fams &= ~(1u << BC__FAM_RES90);
-    if (!(groups & BC_KERNELS_PORTABLE) && (fams & (1u << BC__FAM_SM90)))
-        fams &= ~(1u << BC__FAM_SM80);
-    return fams;
-}
-
 /* Loads one embedded container in place (the bytes outlive the module),
- * its headers and selected entry checked against the build's digests, and
- * resolves the manifest kernels of `fams` (or OWN_FAMILIES) from it. Adds
- * its times. */
-static bc_status load_and_resolve(bc_device *dev, bc__image *img, bc_module **out_mod, const uint8_t *buf,
-                                  size_t len, const uint64_t *entry_digests, size_t entry_count,
-                                  uint64_t headers_digest, unsigned fams, double *check_us, double *load_us)
+ * its headers and selected entry checked against the build's digests.
+ * Adds its times. */
+static bc_status load_embedded(bc_device *dev, bc_module **out_mod, const uint8_t *buf, size_t len,
+                               const uint64_t *entry_digests, size_t entry_count, uint64_t headers_digest,
+                               double *check_us, double *load_us)
 {
     const bc__module_args a = {.bytes = buf,
                                .len = len,
@@ -104,23 +89,31 @@ static bc_status load_and_resolve(bc_device *dev, bc__image *img, bc_module **ou
                                .borrow = 1};
     double c = 0, l = 0;
     bc_status st = bc__module_load(dev, &a, out_mod, &c, &l);
-    if (st)
-        return st;
-    double t0 = bc__now_us();
-    if (fams == OWN_FAMILIES)
-        fams = families_to_resolve(bc__image_families(&(*out_mod)->entry), dev->cfg.kernel_groups);
-    st = resolve_manifest(img, *out_mod, fams);
     *check_us += c;
-    *load_us += l + (bc__now_us() - t0); /* resolution and attributes count as loading */
+    *load_us += l;
     return st;
 }
 
-/* On an sm_90a image, the optional groups asked for: their cubin loaded as
- * img->groups and their kernels resolved from it. Adds its times. */
+/* resolve_manifest, its time added to *load_us (resolution and attributes
+ * count as loading). */
+static bc_status resolve_timed(bc__image *img, bc_module *mod, unsigned fams, double *load_us)
+{
+    const double t0 = bc__now_us();
+    bc_status st = resolve_manifest(img, mod, fams);
+    *load_us += bc__now_us() - t0;
+    return st;
+}
+
+/* On an sm_90a image, the optional groups asked for
+ * (bc_device_config.kernel_groups: the resident kernels, the portable
+ * family beside the native one): their cubin loaded as img->groups and
+ * their kernels resolved from it. Adds its times. Every image resolves all
+ * of its own families; only these are optional. */
 static bc_status load_groups(bc_device *dev, bc__image *img, double *check_us, double *load_us)
 {
-    const unsigned fams = families_to_resolve(GROUP_FAMILIES | 1u << BC__FAM_SM90, dev->cfg.kernel_groups) &
-                          GROUP_FAMILIES;
+    const uint32_t groups = dev->cfg.kernel_groups;
+    const unsigned fams = (groups & BC_KERNELS_RESIDENT ? 1u << BC__FAM_RES90 : 0u) |
+                          (groups & BC_KERNELS_PORTABLE ? 1u << BC__FAM_SM80 : 0u);
     if (fams == 0)
         return BC_OK;
     size_t len = (size_t)(bc__groups_bytes_end - bc__groups_bytes);
@@ -128,8 +121,9 @@ static bc_status load_groups(bc_device *dev, bc__image *img, double *check_us, d
         return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "kernel groups digest",
                        "the embedded optional-groups cubin is %zu bytes; the build recorded %zu (stale object?)",
                        len, bc__groups_size);
-    return load_and_resolve(dev, img, &img->groups, bc__groups_bytes, len, bc__groups_entry_digest,
-                            bc__groups_entry_count, bc__groups_headers_digest, fams, check_us, load_us);
+    bc_status st = load_embedded(dev, &img->groups, bc__groups_bytes, len, bc__groups_entry_digest,
+                                 bc__groups_entry_count, bc__groups_headers_digest, check_us, load_us);
+    return st ? st : resolve_timed(img, img->groups, fams, load_us);
 }
 
 bc_status bc__image_load_from(bc_device *dev, bc__image *img, const uint8_t *buf, size_t len,
@@ -143,11 +137,14 @@ bc_status bc__image_load_from(bc_device *dev, bc__image *img, const uint8_t *buf
     bc__image tmp;
     memset(&tmp, 0, sizeof tmp);
     double check_us = 0, load_us = 0;
-    bc_status st = load_and_resolve(dev, &tmp, &tmp.mod, buf, len, entry_digests, entry_count, headers_digest,
-                                    OWN_FAMILIES, &check_us, &load_us);
-    if (tmp.mod != NULL)
-        snprintf(tmp.arch, sizeof tmp.arch, "%s", tmp.mod->arch);
-    if (!st && (bc__image_families(&tmp.mod->entry) & (1u << BC__FAM_SM90)))
+    bc_status st = load_embedded(dev, &tmp.mod, buf, len, entry_digests, entry_count, headers_digest, &check_us,
+                                 &load_us);
+    if (st)
+        return st;
+    snprintf(tmp.arch, sizeof tmp.arch, "%s", tmp.mod->arch);
+    const unsigned fams = bc__image_families(&tmp.mod->entry);
+    st = resolve_timed(&tmp, tmp.mod, fams, &load_us);
+    if (!st && (fams & (1u << BC__FAM_SM90)))
         st = load_groups(dev, &tmp, &check_us, &load_us);
     if (st) {
         bc__image_unload(&tmp);

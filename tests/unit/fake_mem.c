@@ -46,20 +46,31 @@ static int fits(size_t bytes, size_t limit, size_t used)
     return used <= limit && bytes <= limit - used;
 }
 
-static CUresult new_alloc(int kind, size_t bytes, size_t align, int device, void **out)
+/* Records [mem, mem + bytes) as a live allocation of `kind` made on the
+ * current context; NULL when out of memory. */
+static fake_alloc *link_alloc(int kind, void *mem, size_t bytes, int device)
 {
     fake_alloc *a = calloc(1, sizeof *a);
     if (a == NULL)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    if (posix_memalign(&a->mem, align, bytes) != 0) {
-        free(a);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
+        return NULL;
+    a->mem = mem;
     a->size = bytes;
     a->device = device;
     a->ctx = fake__current();
     fake__link(kind, &a->o);
-    *out = a->mem;
+    return a;
+}
+
+static CUresult new_alloc(int kind, size_t bytes, size_t align, int device, void **out)
+{
+    void *mem = NULL;
+    if (posix_memalign(&mem, align, bytes) != 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (link_alloc(kind, mem, bytes, device) == NULL) {
+        free(mem);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *out = mem;
     return CUDA_SUCCESS;
 }
 
@@ -96,16 +107,23 @@ static void free_alloc(fake_alloc *a, int kind)
     free(a);
 }
 
+/* What freeing (or unregistering) does: no resident kernel may still use
+ * the range, the context's kernels finish first, then it is gone. */
+static void release_alloc(fake_alloc *a, int kind)
+{
+    fake__resident_check_free((uint64_t)(uintptr_t)a->mem, a->size);
+    if (fake__ctx_alive(a->ctx))
+        fake__wait_busy(&a->ctx->busy);
+    free_alloc(a, kind);
+}
+
 static CUresult fake_cuMemFree(CUdeviceptr p)
 {
     FAKE_ENTER_RELEASE(cuMemFree);
     fake_alloc *a = find_alloc_exact(K_ALLOC, (uintptr_t)p);
     if (a == NULL)
         FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
-    fake__resident_check_free((uint64_t)(uintptr_t)a->mem, a->size);
-    if (fake__ctx_alive(a->ctx))
-        fake__wait_busy(&a->ctx->busy);
-    free_alloc(a, K_ALLOC);
+    release_alloc(a, K_ALLOC);
     FAKE_RETURN(CUDA_SUCCESS);
 }
 
@@ -135,10 +153,7 @@ static CUresult fake_cuMemFreeHost(void *p)
     fake_alloc *a = find_alloc_exact(K_HOST, (uintptr_t)p);
     if (a == NULL || a->registered)
         FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
-    fake__resident_check_free((uint64_t)(uintptr_t)a->mem, a->size);
-    if (fake__ctx_alive(a->ctx))
-        fake__wait_busy(&a->ctx->busy);
-    free_alloc(a, K_HOST);
+    release_alloc(a, K_HOST);
     FAKE_RETURN(CUDA_SUCCESS);
 }
 
@@ -158,16 +173,11 @@ static CUresult fake_cuMemHostRegister(void *p, size_t bytes, unsigned flags)
         FAKE_RETURN(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
     if (fake__s.host_limit && !fits(bytes, fake__s.host_limit, fake__s.host_bytes_live))
         FAKE_RETURN(CUDA_ERROR_OUT_OF_MEMORY);
-    fake_alloc *a = calloc(1, sizeof *a);
+    fake_alloc *a = link_alloc(K_HOST, p, bytes, c->device);
     if (a == NULL)
         FAKE_RETURN(CUDA_ERROR_OUT_OF_MEMORY);
-    a->mem = p;
-    a->size = bytes;
-    a->device = c->device;
-    a->ctx = c;
     a->flags = flags;
     a->registered = 1;
-    fake__link(K_HOST, &a->o);
     fake__s.host_bytes_live += bytes;
     FAKE_RETURN(CUDA_SUCCESS);
 }
@@ -178,10 +188,7 @@ static CUresult fake_cuMemHostUnregister(void *p)
     fake_alloc *a = find_alloc_exact(K_HOST, (uintptr_t)p);
     if (a == NULL || !a->registered)
         FAKE_RETURN(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
-    fake__resident_check_free((uint64_t)(uintptr_t)a->mem, a->size);
-    if (fake__ctx_alive(a->ctx))
-        fake__wait_busy(&a->ctx->busy);
-    free_alloc(a, K_HOST);
+    release_alloc(a, K_HOST);
     FAKE_RETURN(CUDA_SUCCESS);
 }
 

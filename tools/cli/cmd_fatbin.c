@@ -11,6 +11,7 @@
 #include "fatbin.h"
 
 extern const uint8_t bc__fatbin_bytes[];
+extern const uint8_t bc__fatbin_bytes_end[];
 extern const size_t bc__fatbin_size;
 extern const uint64_t bc__fatbin_digest;
 extern const uint8_t bc__groups_bytes[];
@@ -140,6 +141,17 @@ static int inspect(const char *name, const uint8_t *buf, size_t len, int json)
     return BC_EXIT_OK;
 }
 
+/* Whether an embedded blob has the size and XXH64 digest the build
+ * recorded for it; says which on stderr when not. */
+static int embedded_matches(const char *what, const uint8_t *bytes, const uint8_t *end, size_t size, uint64_t digest)
+{
+    if ((size_t)(end - bytes) == size && bc__xxh64(bytes, size, 0) == digest)
+        return 1;
+    fprintf(stderr, "barecuda fatbin: the embedded %s does not match its build size %zu and digest 0x%016llx\n", what,
+            size, (unsigned long long)digest);
+    return 0;
+}
+
 int bc_cmd_fatbin(int argc, char **argv)
 {
     const char *path = NULL;
@@ -168,18 +180,10 @@ int bc_cmd_fatbin(int argc, char **argv)
         return BC_EXIT_USAGE;
     }
     if (embedded) {
-        if (bc__xxh64(bc__fatbin_bytes, bc__fatbin_size, 0) != bc__fatbin_digest) {
-            fprintf(stderr, "barecuda fatbin: the embedded fatbin does not match its build digest 0x%016llx\n",
-                    (unsigned long long)bc__fatbin_digest);
+        if (!embedded_matches("fatbin", bc__fatbin_bytes, bc__fatbin_bytes_end, bc__fatbin_size, bc__fatbin_digest) ||
+            !embedded_matches("optional-groups cubin", bc__groups_bytes, bc__groups_bytes_end, bc__groups_size,
+                              bc__groups_digest))
             return BC_EXIT_IMAGE;
-        }
-        if ((size_t)(bc__groups_bytes_end - bc__groups_bytes) != bc__groups_size ||
-            bc__xxh64(bc__groups_bytes, bc__groups_size, 0) != bc__groups_digest) {
-            fprintf(stderr,
-                    "barecuda fatbin: the embedded optional-groups cubin does not match its build digest 0x%016llx\n",
-                    (unsigned long long)bc__groups_digest);
-            return BC_EXIT_IMAGE;
-        }
         int rc = inspect("(embedded)", bc__fatbin_bytes, bc__fatbin_size, json);
         if (rc == BC_EXIT_OK)
             rc = inspect("(embedded optional groups, sm_90a)", bc__groups_bytes, bc__groups_size, json);
