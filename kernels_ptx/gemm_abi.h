@@ -162,9 +162,10 @@ typedef struct bc_gemm_params {
     uint32_t group_m;                 /* raster: bands of group_m tile rows */
     uint32_t split_k;                 /* CTAs per cluster sharing a tile's K (split-K kernels), else 1 */
     uint32_t lda, ldb;                /* elements (kernels that read A and B without tensor maps) */
-    uint32_t reserved0_;
+    uint32_t sk_ctas;                 /* stream-K (sk_sched.h): CTAs sharing the last tiles' k-blocks, 0: none */
     uint64_t a, b;                    /* A and B bases (device addresses) */
-    uint32_t reserved_[4];            /* pads the scalars to 128 bytes */
+    uint32_t sk_first, sk_tiles;      /* stream-K: the first such tile and their count */
+    uint64_t sk_ws;                   /* stream-K workspace: BC_SK_SLOTS(sk_ctas) partial slots, then counters */
     _Alignas(64) uint64_t tmap_c[16]; /* sm_90a with BC_GEMM_F_C_SMEM: C, dims {N, M}, box {128 B, 64} */
 } bc_gemm_params;
 
@@ -177,6 +178,7 @@ _Static_assert(__builtin_offsetof(bc_gemm_params, lda) == 468, "lda offset");
 _Static_assert(__builtin_offsetof(bc_gemm_params, ldb) == 472, "ldb offset");
 _Static_assert(__builtin_offsetof(bc_gemm_params, a) == 480, "a offset");
 _Static_assert(__builtin_offsetof(bc_gemm_params, b) == 488, "b offset");
+_Static_assert(__builtin_offsetof(bc_gemm_params, sk_ws) == 504, "sk_ws offset");
 
 
 /* Smoke kernel: out[i] = bc_smoke_value(i, seed) for i < n. */

@@ -18,6 +18,12 @@
  * CTA per tile in increasing K; the epilogue (epilogue_sm90.h) stages through
  * shared memory and leaves by TMA store when it can.
  *
+ * Whole-tile plans may take their last tiles by stream-K (sk_sched.h): the
+ * k-blocks of those tiles are shared out evenly over the grid's first
+ * sk.ctas CTAs, and a tile done in pieces is finished by the last piece to
+ * arrive, which adds the pieces' f32 partials (a workspace slot each) in
+ * piece order before the epilogue.
+ *
  * Split-K configurations (KS = 1): a cluster of S CTAs (the launch's cluster
  * size, 2..8) per tile, one cluster per tile (no persistence); CTA r reduces
  * its share of the k-blocks, and the cluster adds the S partials through
@@ -36,10 +42,12 @@
 #include "ptx/fence.h"
 #include "ptx/griddep.h"
 #include "ptx/mbarrier.h"
+#include "ptx/scoped.h"
 #include "ptx/sreg.h"
 #include "ptx/tma.h"
 #include "ptx/wgmma.h"
 #include "ring.h"
+#include "sk_sched.h"
 #include "splitk.h"
 #include "tile_sched.h"
 
@@ -61,12 +69,15 @@ extern __attribute__((address_space(3))) __attribute__((aligned(1024))) uint8_t 
 
 typedef struct sm90_sched {
     uint32_t tiles_m, tiles_n, k_blocks, group_m;
+    bc_sk sk;       /* stream-K over the last tiles (sk_sched.h); sk.ctas 0: none */
+    uint64_t sk_ws; /* its workspace: the slots, then a counter per tile and consumer */
 } sm90_sched;
 
 /* The compile-time shape of a configuration. */
 typedef struct sm90_shape {
     uint32_t cons, bn, stages, ks, ar;
     uint32_t dn; /* the short-K twins' dense-row kernels (BC_GEMM_F_DENSE_A; see sm90_dense_layout) */
+    uint32_t sk; /* the stream-K kernels (a whole-tile configuration's twin in the optional group) */
 } sm90_shape;
 
 /* Shared-memory map, from the 1024-byte aligned base: the stages, the
@@ -266,15 +277,37 @@ BC_DEVICE void sm90_produce_tile(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b,
         sm90_produce_c(g, tmap_c, e, tile, esize, base, stage, phase);
 }
 
+/* Whether the kernel has the stream-K code: the stream-K twins of the
+ * whole-tile kernels that walk long K (not 128x256: its consumers'
+ * registers hold no more, ptxas spilled; nor the short-K twins, nor the
+ * skinny tile). The twins are kernels of their own, in the optional group,
+ * so that the whole-tile kernels' code stays what it was. */
+BC_DEVICE int sm90_has_sk(sm90_shape g) { return g.sk != 0; }
+
+/* The tiles the grid walks whole: all of them, or those before stream-K's. */
+BC_DEVICE uint32_t sm90_whole_end(sm90_shape g, const sm90_sched *sc)
+{
+    return sm90_has_sk(g) && sc->sk.ctas ? sc->sk.first : sc->tiles_m * sc->tiles_n;
+}
+
 BC_DEVICE void sm90_producer(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_t tmap_c, const bc_epi *e,
                              const sm90_sched *sc, uint32_t base, uint32_t esize)
 {
-    const uint32_t tiles = sc->tiles_m * sc->tiles_n;
+    const uint32_t tiles = sm90_whole_end(g, sc);
     uint32_t stage = 0, phase = 0, kb0, kb1;
     sm90_k_range(g, sc, &kb0, &kb1);
     for (uint32_t t = sm90_first(g); t < tiles; t += sm90_stride(g, sc))
         sm90_produce_tile(g, tmap_a, tmap_b, tmap_c, e, bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m), kb0,
                           kb1, base, esize, &stage, &phase);
+    const uint32_t cta = bc_ctaid_x();
+    if (!sm90_has_sk(g) || cta >= sc->sk.ctas)
+        return;
+    for (uint64_t u = bc_sk_lo(&sc->sk, cta), end = bc_sk_lo(&sc->sk, cta + 1u); u < end;) {
+        const bc_sk_piece pc = bc_sk_piece_at(&sc->sk, cta, u, &u);
+        sm90_produce_tile(g, tmap_a, tmap_b, tmap_c, e,
+                          bc_tile_of(sc->sk.first + pc.tile, sc->tiles_m, sc->tiles_n, sc->group_m), pc.kb0, pc.kb1,
+                          base, esize, &stage, &phase);
+    }
 }
 
 /* The k-blocks [kb0, kb1) (kb0 < kb1) of one tile into acc; f16 a
@@ -326,6 +359,66 @@ BC_DEVICE void sm90_split_finish(sm90_shape g, const bc_epi *e, const float *acc
     bc_splitk_finish_rows(e, g.ar, g.bn, base, rank, s, tile.m * 64u * g.cons, tile.n * g.bn, tc, nthr, out_t);
 }
 
+/* A stream-K piece of a tile (sk_sched.h), for its finish. */
+typedef struct sm90_skfin {
+    const bc_sk *sk;
+    uint64_t ws;
+    uint32_t tile, piece, pieces;
+} sm90_skfin;
+
+/* Consumer c's finish of a stream-K piece (pieces > 1): its accumulators
+ * into its slot as they lie (16 bytes a thread at a time, so that a warp's
+ * stores and loads are contiguous; a slot holds the tile's consumers one
+ * after the other), one arrival on the tile's counter for the consumer.
+ * The last of the pieces to arrive resets the counter for the next launch,
+ * adds the pieces in piece order from 0.0f into sum (its own from acc, the
+ * others from their slots, all of a slot's loads in flight at once) and
+ * returns 1: the epilogue then runs on sum. The others return 0. acc is
+ * only read: wgmma keeps its registers to itself. */
+BC_DEVICE uint32_t sm90_sk_finish(sm90_shape g, const sm90_skfin *f, const float *acc, float *sum, uint32_t c,
+                                  uint32_t t128, uint32_t bar)
+{
+    const uint64_t slot_bytes = 64u * g.cons * g.bn * 4u, mine = 64u * g.bn * 4u * c + 16u * t128;
+    const uint64_t ctr = f->ws + (uint64_t)BC_SK_SLOTS(f->sk->ctas) * slot_bytes + 4u * ((uint64_t)f->tile * g.cons + c);
+    const uint64_t own = f->ws + (uint64_t)bc_sk_slot(f->sk, f->tile, f->piece) * slot_bytes + mine;
+#pragma unroll
+    for (uint32_t i = 0; i < g.bn / 8u; i++)
+        bc_st_global_v4f32(own + 2048u * i, acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
+    bc_bar_sync(bar, 128); /* every row of the partial written */
+    uint32_t last = 0;
+    if (t128 == 0) {
+        last = bc_atom_add_acq_rel_gpu_u32(ctr, 1u) + 1u == f->pieces;
+        if (last)
+            bc_st_relaxed_gpu_u32(ctr, 0u);
+    }
+    if (!bc_bar_red_or(bar, 128, last))
+        return 0;
+#pragma unroll
+    for (uint32_t i = 0; i < g.bn / 2u; i++)
+        sum[i] = 0.0f;
+    for (uint32_t p = 0; p < f->pieces; p++) {
+        if (p == f->piece) {
+#pragma unroll
+            for (uint32_t i = 0; i < g.bn / 2u; i++)
+                sum[i] += acc[i];
+            continue;
+        }
+        const uint64_t src = f->ws + (uint64_t)bc_sk_slot(f->sk, f->tile, p) * slot_bytes + mine;
+        bc_f32x4 x[32];
+#pragma unroll
+        for (uint32_t i = 0; i < g.bn / 8u; i++)
+            x[i] = bc_ld_cg_v4f32(src + 2048u * i);
+#pragma unroll
+        for (uint32_t i = 0; i < g.bn / 8u; i++) {
+            sum[4 * i] += x[i].x;
+            sum[4 * i + 1] += x[i].y;
+            sum[4 * i + 2] += x[i].z;
+            sum[4 * i + 3] += x[i].w;
+        }
+    }
+    return 1;
+}
+
 /* Waits for the tile's C stages (BC_GEMM_F_C_SMEM) and returns the ring
  * index of the first; the ring state then points past them. */
 BC_DEVICE uint32_t sm90_acquire_c(sm90_shape g, uint32_t base, uint32_t esize, uint32_t *stage, uint32_t *phase)
@@ -352,8 +445,10 @@ BC_DEVICE void sm90_release_c(sm90_shape g, uint32_t base, uint32_t esize, uint3
 /* One tile for consumer c: its main loop over k-blocks [kb0, kb1) from the
  * ring position *stage / *phase, then its epilogue (whole tiles: through
  * `at`, whose staging-buffer count is *seq, with the tile's C stages taken
- * from the ring and given back around it; split-K: the cluster exchange).
- * The launched kernel's tile loop and the resident kernel both call it. */
+ * from the ring and given back around it; split-K: the cluster exchange; a
+ * stream-K piece, `fin` non-null: its finish, and the epilogue if it was
+ * the last). The launched kernel's tile loop and the resident kernel (fin
+ * null) both call it. */
 /* A C that the threads read (the thread path) is prefetched into L2 before
  * the main loop of a tile with at most this many k-blocks, after it
  * otherwise: a long main loop would evict the lines again (kernels_ptx/
@@ -361,7 +456,7 @@ BC_DEVICE void sm90_release_c(sm90_shape g, uint32_t base, uint32_t esize, uint3
 #define BC_SM90_CPF_KB 8u
 BC_DEVICE void sm90_consume_tile(sm90_shape g, const bc_epi *e, float *acc, bc_sm90_epi_at *at, bc_tile tile,
                                  uint32_t kb0, uint32_t kb1, uint32_t base, uint32_t c, int f16, int out_t,
-                                 uint32_t *stage, uint32_t *phase, uint32_t *seq)
+                                 uint32_t *stage, uint32_t *phase, uint32_t *seq, const sm90_skfin *fin)
 {
     /* narrow tiles: the bias into registers now, its latency spent during the main loop; wider ones
      * (and the dense-row kernels, whose registers hold no more): into L1, loaded chunk by chunk in the
@@ -392,6 +487,12 @@ BC_DEVICE void sm90_consume_tile(sm90_shape g, const bc_epi *e, float *acc, bc_s
         sm90_split_finish(g, e, acc, base, tile, c, out_t);
         return;
     }
+    if (sm90_has_sk(g) && fin && fin->pieces > 1u) { /* a stream-K piece: C never comes through the ring */
+        float sum[64]; /* the tile's sums, added by its last piece (has_sk: bn <= 128) */
+        if (sm90_sk_finish(g, fin, acc, sum, c, at->t128, at->bar))
+            bc_sm90_epilogue(e, sum, g.bn, out_t, at, seq, pre ? bias_pre : (const uint32_t *)0);
+        return;
+    }
     if (c_thr && kb1 - kb0 > BC_SM90_CPF_KB)
         bc_sm90_prefetch_c(e, g.bn, at->row0, at->col0, at->t128, out_t);
     const uint32_t esize = out_t == BC_OUT_F32 ? 4u : 2u;
@@ -406,7 +507,7 @@ BC_DEVICE void sm90_consume_tile(sm90_shape g, const bc_epi *e, float *acc, bc_s
 BC_DEVICE void sm90_consumer(sm90_shape g, const sm90_sched *sc, const bc_epi *e, uint64_t tmap_d, uint32_t base,
                              uint32_t c, int f16, int out_t)
 {
-    const uint32_t tiles = sc->tiles_m * sc->tiles_n;
+    const uint32_t tiles = sm90_whole_end(g, sc);
     const uint32_t t128 = bc_tid_x() % 128u;
     float acc[128];
     uint32_t stage = 0, phase = 0, seq = 0, kb0, kb1;
@@ -415,7 +516,16 @@ BC_DEVICE void sm90_consumer(sm90_shape g, const sm90_sched *sc, const bc_epi *e
                          c, sm90_stage(g, base, 0), 0, BC_SM90_STAGE_BYTES(g.ar, g.bn), g.stages};
     for (uint32_t t = sm90_first(g); t < tiles; t += sm90_stride(g, sc))
         sm90_consume_tile(g, e, acc, &at, bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m), kb0, kb1, base, c,
-                          f16, out_t, &stage, &phase, &seq);
+                          f16, out_t, &stage, &phase, &seq, (const sm90_skfin *)0);
+    const uint32_t cta = bc_ctaid_x();
+    if (sm90_has_sk(g) && cta < sc->sk.ctas)
+        for (uint64_t u = bc_sk_lo(&sc->sk, cta), end = bc_sk_lo(&sc->sk, cta + 1u); u < end;) {
+            const bc_sk_piece pc = bc_sk_piece_at(&sc->sk, cta, u, &u);
+            const sm90_skfin fin = {&sc->sk, sc->sk_ws, pc.tile, pc.piece, pc.pieces};
+            sm90_consume_tile(g, e, acc, &at,
+                              bc_tile_of(sc->sk.first + pc.tile, sc->tiles_m, sc->tiles_n, sc->group_m), pc.kb0,
+                              pc.kb1, base, c, f16, out_t, &stage, &phase, &seq, &fin);
+        }
     if (t128 == 0)
         bc_bulk_wait_read_all(); /* the last TMA stores have read their staging buffers */
 }
@@ -476,19 +586,27 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
 /* One kernel per configuration. The parameter is only ever read field by
  * field, and the tensor maps by their parameter-space address, so it never
  * leaves parameter space. */
-#define BC__SM90_KERNEL(name, dn, cons, bn, stages, ks, ar)                                        \
+#define BC__SM90_KERNEL(name, dn, sk, cons, bn, stages, ks, ar)                                    \
     BC_KERNEL void name(bc_gemm_params p)                                                          \
     {                                                                                              \
-        const sm90_shape g = {cons, bn, stages, ks, ar, dn};                                       \
-        sm90_sched sc = {p.tiles_m, p.tiles_n, p.k_blocks, p.group_m};                             \
+        const sm90_shape g = {cons, bn, stages, ks, ar, dn, sk};                                   \
+        sm90_sched sc = {p.tiles_m, p.tiles_n, p.k_blocks, p.group_m,                              \
+                         {p.sk_first, p.sk_tiles, p.sk_ctas, p.k_blocks}, p.sk_ws};                \
         bc_epi e = {p.d, p.c, p.bias, p.m, p.n, p.ldd, p.ldc, p.alpha, p.beta, p.flags, p.k};            \
         sm90_gemm(g, bc_param_addr(#name "_param_0", 0), bc_param_addr(#name "_param_0", 128),     \
                   bc_param_addr(#name "_param_0", 256), bc_param_addr(#name "_param_0", 512), &sc, &e, \
                   p.ab_type == 1, (int)p.d_type);                                                  \
     }
-#define BC_SM90_KERNEL(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, 0, cfg)
+#define BC_SM90_KERNEL(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, 0, 0, cfg)
 /* a short-K twin's dense-row kernel (BC_GEMM_F_DENSE_A) */
-#define BC_SM90_KERNEL_DENSE(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, 1, cfg)
+#define BC_SM90_KERNEL_DENSE(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, 1, 0, cfg)
+/* a whole-tile configuration's stream-K twin (sk_sched.h) */
+#define BC_SM90_KERNEL_SK(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, 0, 1, cfg)
+/* what the stream-K code assumes: whole tiles of 64-row consumers with a long ring, at most 128 columns */
+#define BC__SM90_SK_OK(cons, bn, stages, ks, ar) (!(ks) && (bn) <= 128 && (stages) > BC_SM90_SHORT_K_STAGES && (ar) == 64 * (cons))
+_Static_assert(BC__APPLY(BC__SM90_SK_OK, BC_SM90_CFG_128X128), "128x128k");
+_Static_assert(BC__APPLY(BC__SM90_SK_OK, BC_SM90_CFG_128X64), "128x64k");
+_Static_assert(BC__APPLY(BC__SM90_SK_OK, BC_SM90_CFG_64X32), "64x32k");
 
 _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_128X256) <= 232448, "128x256: over the 227 KiB opt-in limit");
 _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_128X128) <= 232448, "128x128: over the 227 KiB opt-in limit");
@@ -539,3 +657,6 @@ _Static_assert(BC__APPLY(BC__SM90_DENSE_SHARE_OK, BC_SM90_CFG_64X32M16T), "64x32
 BC_SM90_KERNEL_DENSE(bc_gemm_sm90_128x64td, BC_SM90_CFG_128X64T)
 BC_SM90_KERNEL_DENSE(bc_gemm_sm90_64x32m16td, BC_SM90_CFG_64X32M16T)
 BC_SM90_KERNEL_DENSE(bc_gemm_sm90_64x32td, BC_SM90_CFG_64X32T)
+BC_SM90_KERNEL_SK(bc_gemm_sm90_128x128k, BC_SM90_CFG_128X128)
+BC_SM90_KERNEL_SK(bc_gemm_sm90_128x64k, BC_SM90_CFG_128X64)
+BC_SM90_KERNEL_SK(bc_gemm_sm90_64x32k, BC_SM90_CFG_64X32)

@@ -5,8 +5,9 @@
  * K(id, symbol, family, smem): family ALL is in every image; SM90 only in the
  * sm_90a image; SM100 only in the Blackwell images; SM80 (the portable
  * mma.sync kernels) in the sm_80 and sm_120 images and, for sm_90a, in the
- * optional groups' cubin; RES90 (the resident executor's kernels) only in
- * that cubin. On sm_90a, SM80 and RES90 are optional groups, built from the
+ * optional groups' cubin; RES90 (the resident executor's kernels) and SK90
+ * (the whole-tile kernels that can take a last partial round by stream-K)
+ * only in that cubin. On sm_90a, SM80, RES90 and SK90 are optional groups, built from the
  * same PTX into a cubin of their own (build.ninja, tools/manifest_entries.sh)
  * and loaded and resolved at open only when bc_device_config.kernel_groups
  * asks for them (runtime/image.c). The sm_90a GEMM kernels
@@ -38,6 +39,9 @@ K(GEMM_SM90_128X64TD, bc_gemm_sm90_128x64td, SM90, BC_SM90_SMEM_OF(BC_SM90_CFG_1
 K(GEMM_SM90_64X32M16TD, bc_gemm_sm90_64x32m16td, SM90, BC_SM90_SMEM_OF(BC_SM90_CFG_64X32M16T))
 K(GEMM_SM90_64X32TD, bc_gemm_sm90_64x32td, SM90, BC_SM90_SMEM_OF(BC_SM90_CFG_64X32T))
 K(GEMM_SM90_DOT, bc_gemm_sm90_dot, SM90, BC_DOT_SMEM_BYTES)
+K(GEMM_SM90_128X128K, bc_gemm_sm90_128x128k, SK90, BC_SM90_SMEM_OF(BC_SM90_CFG_128X128))
+K(GEMM_SM90_128X64K, bc_gemm_sm90_128x64k, SK90, BC_SM90_SMEM_OF(BC_SM90_CFG_128X64))
+K(GEMM_SM90_64X32K, bc_gemm_sm90_64x32k, SK90, BC_SM90_SMEM_OF(BC_SM90_CFG_64X32))
 K(GEMM_SM80_128X256, bc_gemm_sm80_128x256, SM80, BC_SM80_SMEM_OF(BC_SM80_CFG_128X256))
 K(GEMM_SM80_128X128, bc_gemm_sm80_128x128, SM80, BC_SM80_SMEM_OF(BC_SM80_CFG_128X128))
 K(GEMM_SM80_64X64, bc_gemm_sm80_64x64, SM80, BC_SM80_SMEM_OF(BC_SM80_CFG_64X64))

@@ -447,7 +447,7 @@ BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, con
             bc_sm90_epi_at at = {0, 0, sm90_epi_buf(g, base, c), SM90_BAR_EPI0 + c, tid % 128u, maps + 256u,
                                  c, sm90_stage(g, base, 0), 0, BC_SM90_STAGE_BYTES(g.ar, g.bn), g.stages};
             sm90_consume_tile(g, e, acc, &at, tile, 0, op->k_blocks, base, c, op->ab_type == 1, (int)op->d_type,
-                              &s->stage, &s->phase, &s->seq);
+                              &s->stage, &s->phase, &s->seq, (const sm90_skfin *)0);
         }
         if (t == bc_ctaid_x() && tid == 128u)
             RES_TRACE(sync, res_ctl_of(g, base)->word, tev + 4u);
@@ -610,7 +610,7 @@ BC_DEVICE void res_kernel(sm90_shape g, uint64_t program, uint64_t sync, uint64_
 #define BC__RESIDENT_KERNEL(name, cons, bn, stages, ks, ar)                                                 \
     BC_KERNEL void name(bc_resident_params p)                                                               \
     {                                                                                                       \
-        const sm90_shape g = {cons, bn, stages, ks, ar, 0};                                                 \
+        const sm90_shape g = {cons, bn, stages, ks, ar, 0, 0};                                                 \
         res_kernel(g, p.program, p.sync, p.doorbell, p.done, p.first_seq, p.ops, p.spin_ns, p.max_sleep_ns, \
                    p.sys_release);                                                                          \
     }

@@ -35,6 +35,7 @@ typedef enum bc__family {
     BC__FAM_SM100,
     BC__FAM_SM80, /* the portable mma.sync kernels */
     BC__FAM_RES90, /* the resident executor's kernels (sm_90a) */
+    BC__FAM_SK90,  /* the whole-tile kernels with stream-K (sm_90a) */
 } bc__family;
 
 /* Picks the entry of entries[0..n) that a device of compute capability

@@ -43,6 +43,14 @@
         SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .tma_store = !(ks), .split = (ks),          \
         .persistent = !(ks), .split_cost_kb = BC_SPLIT_COST_KB,                                    \
     }
+/* A whole-tile configuration with a stream-K twin (kernels_ptx/sk_sched.h):
+ * the rule may take its last partial round by stream-K where the caller
+ * allows it (bc_gemm_desc.stream_k; gemm_rule.c, bc__gemm_stream_k). */
+#define SM90_CONFIG_SK(nm, id, sk_id, w, cons, bn_, stages, ks, ar)                                \
+    {                                                                                              \
+        SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .tma_store = 1, .persistent = 1,            \
+        .split_cost_kb = BC_SPLIT_COST_KB, .kernel_sk = (sk_id),                                   \
+    }
 /* The short-K twin of 128x64 (two CTAs an SM, a 2-stage ring): the rule
  * takes it outright for K of at most 2 k-blocks (128) and M above the
  * skinny range, where the epilogue is most of a tile's time and twice its
@@ -112,10 +120,10 @@
 static const bc__gemm_config configs[] = {
     BC__APPLY(SM90_CONFIG, "128x256", BC_K_GEMM_SM90_128X256, 100, BC_SM90_CFG_128X256),
     BC__APPLY(SM90_CONFIG, "128x256s", BC_K_GEMM_SM90_128X256S, 100, BC_SM90_CFG_128X256S),
-    BC__APPLY(SM90_CONFIG, "128x128", BC_K_GEMM_SM90_128X128, 90, BC_SM90_CFG_128X128),
+    BC__APPLY(SM90_CONFIG_SK, "128x128", BC_K_GEMM_SM90_128X128, BC_K_GEMM_SM90_128X128K, 90, BC_SM90_CFG_128X128),
     BC__APPLY(SM90_CONFIG, "128x128s", BC_K_GEMM_SM90_128X128S, 90, BC_SM90_CFG_128X128S),
-    BC__APPLY(SM90_CONFIG, "128x64", BC_K_GEMM_SM90_128X64, 60, BC_SM90_CFG_128X64),
-    BC__APPLY(SM90_CONFIG, "64x32", BC_K_GEMM_SM90_64X32, 30, BC_SM90_CFG_64X32),
+    BC__APPLY(SM90_CONFIG_SK, "128x64", BC_K_GEMM_SM90_128X64, BC_K_GEMM_SM90_128X64K, 60, BC_SM90_CFG_128X64),
+    BC__APPLY(SM90_CONFIG_SK, "64x32", BC_K_GEMM_SM90_64X32, BC_K_GEMM_SM90_64X32K, 30, BC_SM90_CFG_64X32),
     /* its split-K twin: M 17..64 (and beyond) with a few tiles down a long K */
     BC__APPLY(SM90_SPLIT_CONFIG, "64x32s", BC_K_GEMM_SM90_64X32S, 30, BC_SM90_NARROW_SPLIT_COST_KB,
               BC_SM90_SKINNY_WAVE_PCT, BC_SM90_CFG_64X32S),

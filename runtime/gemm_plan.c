@@ -37,6 +37,9 @@ static bc_status check_shape_types(const bc_gemm_desc *d)
     if ((d->k * 2) % 16)
         return BC_FAIL(BC_ERR_K_ALIGNMENT, "K", "K=%lld: rows of A and B are %lld bytes, not a multiple of 16",
                        (long long)d->k, (long long)(d->k * 2));
+    if (d->stream_k > 1)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "stream_k", "stream_k=%u: 0 (never) or 1 (where the rule finds it pays)",
+                       d->stream_k);
     return BC_OK;
 }
 
@@ -173,7 +176,46 @@ static uint32_t launch_grid(const bc__gemm_config *c, const bc_gemm_params *p, u
 {
     const uint32_t tiles = p->tiles_m * p->tiles_n;
     const uint32_t slots = sm_count * (c->ctas_per_sm ? c->ctas_per_sm : 1u);
+    if (p->sk_ctas) /* stream-K: every slot, the first sk_ctas sharing the last tiles */
+        return slots;
     return !c->persistent ? tiles * p->split_k : tiles < slots ? tiles : slots;
+}
+
+/* Stream-K (sk_sched.h): the workspace, its slots and then one counter per
+ * tile and consumer warpgroup (zeroed here: each launch leaves them zero),
+ * from the device arena; the parameters; C read by the epilogue's threads
+ * (the ring's C stages belong to whole tiles). */
+static bc_status take_stream_k(bc_gemm_plan *pl, const bc_sk *sk)
+{
+    const bc__gemm_config *c = pl->config;
+    const uint64_t slots = (uint64_t)BC_SK_SLOTS(sk->ctas) * c->bm * c->bn * 4u;
+    const size_t ctr_bytes = (size_t)sk->tiles * (c->bm / 64u) * 4u;
+    uint32_t *zero = calloc(ctr_bytes, 1);
+    if (zero == NULL)
+        return BC_FAIL(BC_ERR_OUT_OF_HOST_MEMORY, "calloc", "cannot allocate %zu bytes of stream-K counters", ctr_bytes);
+    bc_devptr ws = 0;
+    bc_status st = bc_mem_alloc(pl->dev, (size_t)slots + ctr_bytes, &ws);
+    if (st) {
+        st = BC_FAIL(st, "stream_k",
+                     "the stream-K workspace (%llu bytes) does not fit the device arena; stream_k = 0 needs none",
+                     (unsigned long long)(slots + ctr_bytes));
+        goto out;
+    }
+    st = bc_memcpy_htod(pl->dev, ws + slots, zero, ctr_bytes);
+    if (st) {
+        bc_mem_free(pl->dev, ws);
+        goto out;
+    }
+    pl->sk_ws = ws;
+    pl->params.sk_first = sk->first;
+    pl->params.sk_tiles = sk->tiles;
+    pl->params.sk_ctas = sk->ctas;
+    pl->params.sk_ws = ws;
+    pl->params.flags &= ~BC_GEMM_F_C_SMEM;
+    pl->info.workspace_bytes = slots + ctr_bytes;
+out:
+    free(zero);
+    return st;
 }
 
 static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
@@ -205,7 +247,9 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
 
     bc_gemm_plan_info *in = &pl->info;
     in->config = c->name;
-    in->kernel = bc__gemm_kernel_name(dense ? c->kernel_dense : c->kernel[pl->desc.ab_type][pl->desc.d_type]);
+    in->kernel = bc__gemm_kernel_name(dense         ? c->kernel_dense
+                                      : p->sk_ctas ? c->kernel_sk
+                                                   : c->kernel[pl->desc.ab_type][pl->desc.d_type]);
     in->tile_m = c->bm;
     in->tile_n = c->bn;
     in->tile_k = c->bk;
@@ -217,6 +261,8 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
     in->split_k = p->split_k;
     in->swapped = (uint32_t)pl->swapped;
     in->dense_a = (uint32_t)dense;
+    in->stream_k_tiles = p->sk_tiles;
+    in->stream_k_ctas = p->sk_ctas;
 }
 
 bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_plan **out_plan)
@@ -266,6 +312,21 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     if (dense_flags(&k, c, &pl->params, launch_grid(c, &pl->params, sms)) && dev->image.fn[c->kernel_dense] != NULL) {
         pl->params.flags |= BC_GEMM_F_DENSE_A; /* the twin's dense-row kernel (loaded with it) */
         pl->fn = dev->image.fn[c->kernel_dense];
+    }
+    bc_sk sk;
+    if (k.stream_k && c->kernel_sk && dev->image.fn[c->kernel_sk] == NULL) {
+        st = BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "stream_k", "the stream-K kernel %s is not loaded: %s",
+                     bc__gemm_kernel_name(c->kernel_sk),
+                     dev->cfg.skip_kernel_load ? "the device was opened with skip_kernel_load"
+                                               : "the device was opened without BC_KERNELS_STREAM_K in "
+                                                 "bc_device_config.kernel_groups");
+        goto fail_free;
+    }
+    if (k.stream_k && bc__gemm_stream_k(c, &pl->params, sms, &sk)) {
+        st = take_stream_k(pl, &sk);
+        if (st)
+            goto fail_free;
+        pl->fn = dev->image.fn[c->kernel_sk];
     }
     fill_launch(pl, sms);
     bc__list_push(&dev->plans, &pl->link);
@@ -336,6 +397,8 @@ void bc_gemm_plan_destroy(bc_gemm_plan *plan)
     if (plan == NULL)
         return;
     bc__list_remove(&plan->link);
+    if (plan->sk_ws)
+        bc_mem_free(plan->dev, plan->sk_ws);
     free(plan);
 }
 

@@ -69,6 +69,43 @@ static uint64_t ctas_of(const bc__gemm_config *c, uint32_t s, const bc_gemm_desc
     return (uint64_t)bc__ceil_div((uint64_t)d->m, c->bm) * bc__ceil_div((uint64_t)d->n, c->bn) * s;
 }
 
+/* Stream-K (kernels_ptx/sk_sched.h; desc.stream_k = 1), for the
+ * configuration the rule chose: the last partial round's tiles of a
+ * whole-tile configuration with a stream-K twin, their k-blocks shared out
+ * over at most BC_SK_MAX_PIECES CTAs a tile (the last piece adds the
+ * others' partials a slot at a time: more pieces, a longer finish) and at
+ * least BC_SK_MIN_KB k-blocks a CTA. A piece's partial, its arrival and the
+ * last piece's sum and epilogue are charged BC_SK_COST_KB k-blocks of the
+ * tile, and stream-K is taken where the last round's share plus that cost
+ * is below a whole tile's k-blocks, or below BC_SK_ROUNDS_PCT % of them
+ * after full rounds of whole tiles (there, 2431x4003x4864 at 74 against
+ * 76 k-blocks ran 1.13x slower). Fitted on the H100 (kernels_ptx/
+ * PERF_NOTES.md, change 58). It never changes the configuration: weighed
+ * in the rule's cost, it moved large grids from 128x256 to 128x128,
+ * 1.06-1.29x slower. */
+#define BC_SK_MIN_KB 4u
+#define BC_SK_MAX_PIECES 2u
+#define BC_SK_COST_KB 28u
+#define BC_SK_ROUNDS_PCT 85u
+static int sk_schedule(const bc__gemm_config *c, uint32_t tiles, uint32_t kb, uint32_t sms, bc_sk *out)
+{
+    if (!c->kernel_sk || !c->persistent)
+        return 0;
+    const uint32_t grid = sms * (c->ctas_per_sm ? c->ctas_per_sm : 1u), rest = tiles % grid;
+    if (rest == 0 || kb < 2u)
+        return 0;
+    const uint64_t units = (uint64_t)rest * kb;
+    uint64_t ctas = units / BC_SK_MIN_KB < grid ? units / BC_SK_MIN_KB : grid;
+    if (ctas > (uint64_t)rest * BC_SK_MAX_PIECES)
+        ctas = (uint64_t)rest * BC_SK_MAX_PIECES;
+    const uint64_t kbs = (units + ctas - 1u) / ctas + BC_SK_COST_KB; /* the last round's, with stream-K */
+    if (ctas <= rest || (tiles < grid ? kbs >= kb : 100u * kbs > (uint64_t)BC_SK_ROUNDS_PCT * kb))
+        return 0;
+    const bc_sk sk = {tiles - rest, rest, (uint32_t)ctas, kb};
+    *out = sk;
+    return 1;
+}
+
 /* The rule's cost of configuration c with K split S ways for
  * an M x N x K problem on `sms` SMs: its waves (rounds, round_ctas) times
  * the time of one CTA, modelled as the tile's area times its k-blocks
@@ -394,6 +431,11 @@ int bc__gemm_swap_pays(const bc_device *dev, const bc_gemm_desc *d)
     return d->m > 16 && bc__ceil_div((uint64_t)d->k, BC_SWAP_MIN_KB_BK) > BC_SWAP_MIN_KB &&
            2u * (uint64_t)bc__ceil_div((uint64_t)d->m, 64) <= (uint64_t)dev->info.sm_count &&
            rule_has(dev, d, takes_skinny, 0);
+}
+
+int bc__gemm_stream_k(const bc__gemm_config *c, const bc_gemm_params *p, uint32_t sms, bc_sk *out)
+{
+    return sk_schedule(c, p->tiles_m * p->tiles_n, p->k_blocks, sms, out);
 }
 
 void bc__gemm_dot_shape(bc_gemm_params *p, uint32_t sm_count)

@@ -4,6 +4,7 @@
 #define BC_RUNTIME_GEMM_RULE_H
 
 #include "gemm_internal.h"
+#include "sk_sched.h"
 
 /* The documented configuration rule for `d` on `dev` (README, "GEMM
  * configurations"), or the caller's named configuration and/or split:
@@ -24,6 +25,13 @@ bc_gemm_desc bc__gemm_transposed(const bc_gemm_desc *d);
 /* The dot kernel's launch in its parameter: tiles_m = clusters, tiles_n =
  * 1, split_k = CTAs a cluster (kernels_ptx/gemm_dot.c). */
 void bc__gemm_dot_shape(bc_gemm_params *p, uint32_t sm_count);
+
+/* Stream-K for a whole-tile plan whose caller allows it (desc.stream_k;
+ * kernels_ptx/sk_sched.h): whether the rule takes the last partial round of
+ * configuration c's grid (params' tiles and k-blocks, `sms` SMs) by
+ * stream-K, and if so which tiles and how many CTAs (*out, written only
+ * then). README, "Stream-K", says when. */
+int bc__gemm_stream_k(const bc__gemm_config *c, const bc_gemm_params *p, uint32_t sms, bc_sk *out);
 
 /* The manifest symbol of kernel `id` (kernels_ptx/manifest.h). */
 const char *bc__gemm_kernel_name(bc__kernel_id id);

@@ -113,7 +113,8 @@ static bc_status load_groups(bc_device *dev, bc__image *img, double *check_us, d
 {
     const uint32_t groups = dev->cfg.kernel_groups;
     const unsigned fams = (groups & BC_KERNELS_RESIDENT ? 1u << BC__FAM_RES90 : 0u) |
-                          (groups & BC_KERNELS_PORTABLE ? 1u << BC__FAM_SM80 : 0u);
+                          (groups & BC_KERNELS_PORTABLE ? 1u << BC__FAM_SM80 : 0u) |
+                          (groups & BC_KERNELS_STREAM_K ? 1u << BC__FAM_SK90 : 0u);
     if (fams == 0)
         return BC_OK;
     size_t len = (size_t)(bc__groups_bytes_end - bc__groups_bytes);

@@ -114,6 +114,10 @@ static bc_status check_plan(bc_device *dev, const bc_gemm_plan *pl, int i, int f
     if (pl->dev != dev)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans", "plans[%d] was made on another device", i);
     const bc__gemm_config *c = pl->config;
+    if (pl->params.sk_ctas)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
+                       "plans[%d] takes its last round by stream-K, which the resident kernels do not run: "
+                       "create it with bc_gemm_desc.stream_k = 0", i);
     uint32_t k = 0;
     while (k < KERNEL_COUNT && strcmp(kernels[k].config, c->name) != 0)
         k++;

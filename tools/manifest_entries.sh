@@ -2,7 +2,7 @@
 # Prints ptxas entry options (-e SYMBOL ...) for the kernels of
 # kernels_ptx/manifest.h in the families named: how one PTX file becomes the
 # sm_90a image (ALL SM90: what open resolves) and the sm_90a optional-groups
-# cubin (SM80 RES90: resolved only when asked for).
+# cubin (SM80 RES90 SK90: resolved only when asked for).
 # usage: manifest_entries.sh FAMILY...
 manifest="$(dirname "$0")/../kernels_ptx/manifest.h"
 families=""

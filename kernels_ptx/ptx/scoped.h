@@ -73,6 +73,11 @@ BC_DEVICE void bc_st_global_v2f32(uint64_t a, float x, float y)
 {
     asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(a), "f"(x), "f"(y) : "memory");
 }
+/* Four floats to global memory (weak: published by a later release). */
+BC_DEVICE void bc_st_global_v4f32(uint64_t a, float x, float y, float z, float w)
+{
+    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(a), "f"(x), "f"(y), "f"(z), "f"(w) : "memory");
+}
 /* Four floats from L2 (.cg: never an earlier step's copy from L1), weak:
  * ordered by the acquire before them. */
 typedef float bc_f32x4 __attribute__((ext_vector_type(4)));

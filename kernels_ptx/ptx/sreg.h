@@ -34,6 +34,19 @@ BC_DEVICE void bc_bar_sync(uint32_t id, uint32_t nthreads)
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
 }
 
+/* bar.red.or on a named barrier with a thread count: a barrier that also
+ * returns 1 to every participant when any of them passed a non-zero v. */
+BC_DEVICE uint32_t bc_bar_red_or(uint32_t id, uint32_t nthreads, uint32_t v)
+{
+    uint32_t r;
+    asm volatile("{\n\t.reg .pred p, q;\n\tsetp.ne.u32 q, %1, 0;\n\tbar.red.or.pred p, %2, %3, q;\n\t"
+                 "selp.u32 %0, 1, 0, p;\n\t}"
+                 : "=r"(r)
+                 : "r"(v), "r"(id), "r"(nthreads)
+                 : "memory");
+    return r;
+}
+
 BC_DEVICE void bc_syncthreads(void) { asm volatile("bar.sync 0;" ::: "memory"); }
 /* The CTA-wide barrier 0 for threads whose warps may have diverged
  * (barrier.sync without .aligned). */

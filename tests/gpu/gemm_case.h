@@ -31,6 +31,10 @@ typedef struct gcase {
     int64_t c_pad;      /* extra elements per row of C only */
 } gcase;
 
+/* bc_gemm_desc.stream_k of the plans make_buffers describes (0 unless a
+ * test sets it around its cases) */
+static uint32_t case_stream_k;
+
 typedef struct gbufs {
     bc_gemm_desc d;
     void *ha, *hb, *hc, *hbias, *hd;
@@ -59,7 +63,7 @@ static void make_buffers(gpu_env *env, const gcase *gc, gbufs *g)
     d->alpha = gc->alpha, d->beta = gc->beta, d->relu = gc->relu;
     d->lda = gc->k + gc->pad, d->ldb = gc->k + gc->pad;
     d->ldc = gc->n + gc->pad + gc->cd_pad + gc->c_pad, d->ldd = gc->n + gc->pad + gc->cd_pad;
-    d->config = gc->config, d->split_k = gc->split_k;
+    d->config = gc->config, d->split_k = gc->split_k, d->stream_k = case_stream_k;
     size_t sa = bytes_of(d->m, d->lda, d->ab_type), sb = bytes_of(d->n, d->ldb, d->ab_type);
     size_t sc = bytes_of(d->m, d->ldc, d->d_type), sd = bytes_of(d->m, d->ldd, d->d_type);
     size_t sbias = (size_t)d->n * bc_dtype_bytes(d->d_type);

@@ -449,6 +449,63 @@ static void test_gemm_dot(void **state)
     run_repeated(env, &rep, quick ? 5 : 20);
 }
 
+/* Stream-K plans (desc.stream_k = 1) on every configuration that has it
+ * and on the rule's choice: ragged shapes whose last round leaves SMs idle,
+ * every output type, with bias, ReLU, C (aliasing D too) and D rows that
+ * are not 16-byte multiples; each plan must really take stream-K (checked
+ * in its info), and one plan's output must be byte-identical over
+ * repeated launches (the last piece's sum is in piece order whichever
+ * piece arrives last). */
+static void test_gemm_stream_k(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    static const struct {
+        const char *config;
+        int64_t m, n, k;
+    } sk[] = {
+        /* a few tiles down a long K (quick too) */
+        {"sm90_128x128", 130, 130, 4096}, {"sm90_128x64", 130, 130, 4104}, {"sm90_64x32", 130, 130, 4096},
+        /* the rule's own stream-K plans; a full round first, then stream-K */
+        {NULL, 205, 4640, 10272},         {NULL, 2036, 610, 7496},          {"sm90_128x128", 1722, 1400, 5120},
+        {"sm90_128x64", 300, 3000, 5120}, {"sm90_64x32", 150, 1500, 5120},
+    };
+    case_stream_k = 1;
+    for (size_t i = 0; i < sizeof sk / sizeof sk[0]; i++) {
+        const int64_t m = sk[i].m, n = sk[i].n, k = sk[i].k;
+        const gcase cases[] = {
+            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, sk[i].config, 0, 0, 0},
+            {m, n, k, BC_DTYPE_F16, BC_DTYPE_F32, 0.75f, 0.0f, 1, 1, 0, 0, sk[i].config, 0, 0, 0},
+            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, -0.5f, 1, 0, 0, 0, sk[i].config, 0, 1, 0},
+            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.5f, 2.0f, 0, 1, 8, 0, sk[i].config, 0, 0, 3},
+        };
+        for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++) {
+            if (too_big_for_quick(m, n, k))
+                continue;
+            gbufs g;
+            make_buffers(env, &cases[j], &g);
+            bc_gemm_plan *plan = NULL;
+            bc_gemm_plan_info info;
+            CHECK_BC(bc_gemm_plan_create(env->dev, &g.d, &plan));
+            CHECK_BC(bc_gemm_plan_query(plan, &info));
+            print_message("  %s: %u tiles by stream-K over %u CTAs (of %u tiles), workspace %llu B\n", info.config,
+                          info.stream_k_tiles, info.stream_k_ctas, info.tiles, (unsigned long long)info.workspace_bytes);
+            assert_true(info.stream_k_tiles > 0 && info.stream_k_ctas > info.stream_k_tiles);
+            poison_and_run(env, plan, &g);
+            check_result(&cases[j], &g);
+            bc_gemm_plan_destroy(plan);
+            free_buffers(env, &g);
+        }
+        const gcase alias = {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 1.0f, 1, 0, 0, 0, sk[i].config, 0, 0, 0};
+        if (!too_big_for_quick(m, n, k))
+            run_aliased(env, &alias);
+    }
+    const gcase rep = {130, 130, 4096, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.5f, 1, 0, 0, 0, "sm90_128x128", 0, 0, 0};
+    run_repeated(env, &rep, quick ? 5 : 50);
+    case_stream_k = 0;
+}
+
 /* The same plan 100 times: every output byte-identical to the first. */
 static void test_gemm_deterministic_100(void **state)
 {
@@ -607,6 +664,7 @@ int main(void)
         cmocka_unit_test(test_gemm_dense_rows),
         cmocka_unit_test(test_gemm_dot),
         cmocka_unit_test(test_gemm_deterministic_100),
+        cmocka_unit_test(test_gemm_stream_k),
         cmocka_unit_test(test_graph_mode),
         cmocka_unit_test(test_dependent_chain),
         cmocka_unit_test(test_dot_reads_previous_output),

@@ -16,11 +16,15 @@ typedef struct env {
     bc_devptr a, b, c, d, bias;
 } env;
 
+/* bc_device_config.kernel_groups of the next env_open (0: none) */
+static uint32_t env_groups;
+
 static inline void env_open(env *e, int with_kernels)
 {
     memset(e, 0, sizeof *e);
     bc_device_config cfg = ft_config();
     cfg.skip_kernel_load = !with_kernels;
+    cfg.kernel_groups = env_groups;
     /* every operand block holds the largest shape used here (8192 x 8192,
      * f32 D): plan creation checks each extent against its block (the fake's
      * memory is host memory that is never touched here) */

@@ -75,8 +75,8 @@ static void test_load_per_capability(void **state)
         unsigned fams;     /* besides ALL */
         unsigned optional; /* of fams: resolved only when bc_device_config.kernel_groups asks */
     } table[] = {
-        {9, 0, "sm_90a", 1u << BC__FAM_SM90 | 1u << BC__FAM_SM80 | 1u << BC__FAM_RES90,
-         1u << BC__FAM_SM80 | 1u << BC__FAM_RES90},
+        {9, 0, "sm_90a", 1u << BC__FAM_SM90 | 1u << BC__FAM_SM80 | 1u << BC__FAM_RES90 | 1u << BC__FAM_SK90,
+         1u << BC__FAM_SM80 | 1u << BC__FAM_RES90 | 1u << BC__FAM_SK90},
         {10, 0, "sm_100a", 1u << BC__FAM_SM100, 0},
         {10, 1, "sm_100f", 1u << BC__FAM_SM100, 0},
         {10, 3, "sm_103a", 1u << BC__FAM_SM100, 0},

@@ -192,6 +192,21 @@ static void test_create_rejects(void **state)
     d = layer_desc(&e, 1, "sm90_128x256");
     assert_ok(bc_gemm_plan_create(e.dev, &d, &big));
     expect_reject(&e, (const bc_gemm_plan *const *)&big, 1, NULL, BC_ERR_INVALID_ARGUMENT, "plans");
+    /* a stream-K plan (its 32 tiles of 64x32 down K = 8192 over 64 CTAs): its bits are not the whole tiles' */
+    bc_gemm_plan *sk = NULL;
+    bc_devptr ka = 0, kb = 0;
+    assert_ok(bc_mem_alloc(e.dev, (size_t)BATCH * 8192 * 2, &ka));
+    assert_ok(bc_mem_alloc(e.dev, (size_t)1024 * 8192 * 2, &kb));
+    bc_gemm_desc skd = layer_desc(&e, 1, "sm90_64x32");
+    skd.k = 8192, skd.n = 1024, skd.a = ka, skd.b = kb, skd.stream_k = 1;
+    assert_ok(bc_gemm_plan_create(e.dev, &skd, &sk));
+    bc_gemm_plan_info ski;
+    assert_ok(bc_gemm_plan_query(sk, &ski));
+    assert_true(ski.stream_k_tiles > 0);
+    expect_reject(&e, (const bc_gemm_plan *const *)&sk, 1, NULL, BC_ERR_INVALID_ARGUMENT, "plans");
+    bc_gemm_plan_destroy(sk);
+    assert_ok(bc_mem_free(e.dev, kb));
+    assert_ok(bc_mem_free(e.dev, ka));
     /* the narrow split twin runs in 64x32's kernel, beside whole 64x32 plans; not beside a skinny one */
     bc_gemm_plan *narrow = NULL, *skinny = NULL;
     d = layer_desc(&e, 1, "sm90_64x32s");

@@ -20,6 +20,7 @@ typedef struct bench_opts {
     int replays, warmup, json;
     const char *config;       /* forced configuration, or NULL */
     uint32_t split_k;         /* forced split, 0 = the rule */
+    uint32_t stream_k;        /* --stream-k: plans may take their last round by stream-K */
     int sweep;                /* 1: the items are a sweep drawn from `sp` */
     bc_sweep_params sp;
     int list_only;            /* --list: print the sweep and stop (no device) */

@@ -14,9 +14,10 @@ void bench_usage(FILE *f)
     fprintf(f,
             "usage: barecuda bench [--shapes MxNxK[,MxNxK...]] [--dtype bf16|f16] [--out bf16|f16|f32]\n"
             "                      [--epilogue TAG] [--replays R] [--warmup W] [--config NAME] [--split S]\n"
-            "                      [--json] [--csv FILE]\n"
+            "                      [--stream-k] [--json] [--csv FILE]\n"
             "       barecuda bench --sweep COUNT --seed S [--mem-cap BYTES] [--epilogue-fraction F] [--list]\n"
-            "                      [--replays R] [--warmup W] [--config NAME] [--split S] [--json] [--csv FILE]\n"
+            "                      [--replays R] [--warmup W] [--config NAME] [--split S] [--stream-k] [--json]\n"
+            "                      [--csv FILE]\n"
             "Device time per GEMM (D = A[MxK] . B[NxK]^T), timed like tools/bench_cublas.py: per shape a graph\n"
             "of %d launches over 2..8 rotating input sets (N(0,1) data), W warm-up replays (default 3), then R\n"
             "replays (default 20) each between two events; per GEMM = replay / %d; median, min, max.\n"
@@ -30,7 +31,9 @@ void bench_usage(FILE *f)
             "(or plain), with its types: not with --dtype/--out. With --config/--split, shapes the forced\n"
             "configuration cannot take are marked SKIP. %% of floor = max(2MNK / 800 TFLOP/s, bytes / 3.02 TB/s) / time.\n"
             "A configuration shown as NAME^T ran an N = 1 GEMM as the 1 x M product B . A^T; as NAME^D, its\n"
-            "dense-row kernel, which copies short packed rows of A as they lie (README, \"GEMM configurations\").\n",
+            "dense-row kernel, which copies short packed rows of A as they lie (README, \"GEMM configurations\").\n"
+            "--stream-k lets each plan take its last partial round by stream-K where the rule finds it pays\n"
+            "(desc.stream_k = 1; shown as NAME^K; README, \"Stream-K\").\n",
             BC_BENCH_PER_GRAPH, BC_BENCH_PER_GRAPH, BC_EXIT_VERIFY);
 }
 
@@ -101,6 +104,7 @@ int bench_opts_parse(int argc, char **argv, bench_opts *o)
         {"warmup", 1, 0, 'w'},  {"config", 1, 0, 'C'}, {"json", 0, 0, 'j'},    {"help", 0, 0, 'h'},
         {"split", 1, 0, 'S'},   {"sweep", 1, 0, 'W'},  {"seed", 1, 0, 'e'},    {"mem-cap", 1, 0, 'M'},
         {"epilogue-fraction", 1, 0, 'F'}, {"csv", 1, 0, 'v'}, {"list", 0, 0, 'l'}, {"epilogue", 1, 0, 'E'},
+        {"stream-k", 0, 0, 'K'},
         {0, 0, 0, 0},
     };
     bc_shape listed[BC_SHAPES_MAX];
@@ -145,6 +149,7 @@ int bench_opts_parse(int argc, char **argv, bench_opts *o)
             o->warmup = (int)v;
             break;
         case 'C': o->config = optarg; break;
+        case 'K': o->stream_k = 1; break;
         case 'S':
             if (bc_cli_parse_ll(optarg, 0, 16, &v))
                 return bad("--split", optarg, "0 = the rule, 1 = none, 2..16");

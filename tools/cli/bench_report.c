@@ -51,7 +51,8 @@ void bench_print_row(const bench_opts *o, const bench_row *r)
 {
     char shape[64], cfg[64];
     /* ^T: an N = 1 plan run as the 1 x M product B . A^T (README, "GEMM configurations") */
-    snprintf(cfg, sizeof cfg, "%s%s%s", config_name(r, o), r->info.swapped ? "^T" : "", r->info.dense_a ? "^D" : "");
+    snprintf(cfg, sizeof cfg, "%s%s%s%s", config_name(r, o), r->info.swapped ? "^T" : "", r->info.dense_a ? "^D" : "",
+             r->info.stream_k_tiles ? "^K" : "");
     snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)r->s.m, (long long)r->s.n, (long long)r->s.k);
     if (!o->sweep) {
         printf("%-18s %-26s %5u %3u %5u %4d ", shape, cfg, r->info.grid_x, r->info.cluster_x,

@@ -82,6 +82,8 @@ static size_t arena_bytes(const bench_opts *o)
             set += round_up((size_t)(s->m * s->n) * ob);
         if (e.bias)
             set += round_up((size_t)s->n * ob);
+        if (o->stream_k) /* a stream-K workspace a set: 2 slots of a 128 x 128 f32 tile an SM, up to 160 SMs */
+            set += round_up((size_t)2u * 160u * 128u * 128u * 4u + 4096u);
         size_t all = (size_t)bc_bench_sets(bc_sweep_set_bytes(s, &e)) * set;
         need = all > need ? all : need;
     }
@@ -236,6 +238,7 @@ static bc_status setup_sets(bench_ctx *c, const bc_shape *sh, shape_sets *ss)
         d->alpha = e->alpha, d->beta = e->beta, d->relu = e->relu;
         d->config = o->config;
         d->split_k = o->split_k;
+        d->stream_k = o->stream_k;
         ss->ha[i] = pool_at(pin->a, at, e->ab);
         ss->hb[i] = pool_at(pin->b, at, e->ab);
         ss->hc[i] = reads_c(e) ? pool_at(pout->c, at, e->out) : NULL;
@@ -414,7 +417,8 @@ int bc_cmd_bench(int argc, char **argv)
     bc_device_config cfg;
     bc_device_config_default(&cfg);
     cfg.device_arena_bytes = arena_bytes(&o);
-    cfg.kernel_groups = BC_KERNELS_PORTABLE; /* any configuration may be named */
+    /* any configuration may be named */
+    cfg.kernel_groups = BC_KERNELS_PORTABLE | (o.stream_k ? BC_KERNELS_STREAM_K : 0u);
     bc_status st = bc_device_open(&cfg, &c.dev);
     if (st) { /* the one-line message every command prints for a missing driver or device */
         bc_cli_report("bench", st);

@@ -307,7 +307,7 @@ static void print_json(const boot_run *r, const bc_device_info *info, int have_i
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: barecuda boot [--device N] [--json] [--kernel-groups resident,portable|all]\n"
+    fprintf(f, "usage: barecuda boot [--device N] [--json] [--kernel-groups resident,portable,stream-k|all]\n"
                "                    [--module FILE [--kernels a,b,...] [--digest HEX]]\n"
                "Opens the device, checks and loads the kernel image, runs the known-answer checks,\n"
                "prints each phase's time and a verdict. --kernel-groups also resolves those optional\n"
@@ -327,8 +327,9 @@ static int exit_code(bc_status st, int in_checks)
 }
 
 /* --kernel-groups names, bit i for name i (bc_cli_parse_set). */
-static const char *const group_names[] = {"resident", "portable"};
-_Static_assert(BC_KERNELS_RESIDENT == 1u << 0 && BC_KERNELS_PORTABLE == 1u << 1 && BC_KERNELS_ALL == 3u,
+static const char *const group_names[] = {"resident", "portable", "stream-k"};
+_Static_assert(BC_KERNELS_RESIDENT == 1u << 0 && BC_KERNELS_PORTABLE == 1u << 1 && BC_KERNELS_STREAM_K == 1u << 2 &&
+                   BC_KERNELS_ALL == 7u,
                "group_names follows the BC_KERNELS_* bits");
 
 /* Opens the device and records the open phases. */

@@ -24,7 +24,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: barecuda gemm --m M --n N --k K [--dtype bf16|f16] [--out bf16|f16|f32]\n"
                "                     [--alpha A] [--beta B] [--bias] [--relu] [--check-rows R]\n"
-               "                     [--iters I] [--config NAME] [--split S] [--tile-report] [--json]\n"
+               "                     [--iters I] [--config NAME] [--split S] [--stream-k] [--tile-report] [--json]\n"
                "D = relu?(alpha * A[MxK] . B[NxK]^T + beta * C + bias); inputs N(0,1), fresh seed each run\n"
                "(BC_SEED replays). Exit 0 when the check passes, %d when it fails.\n",
                BC_EXIT_VERIFY);
@@ -37,7 +37,7 @@ static int parse(int argc, char **argv, gemm_opts *o)
         {"out", 1, 0, 'o'},   {"alpha", 1, 0, 'a'}, {"beta", 1, 0, 'b'},     {"bias", 0, 0, 'B'},
         {"relu", 0, 0, 'r'},  {"check-rows", 1, 0, 'c'}, {"iters", 1, 0, 'i'}, {"json", 0, 0, 'j'},
         {"tile-report", 0, 0, 'T'}, {"config", 1, 0, 'C'}, {"help", 0, 0, 'h'},  {"split", 1, 0, 'S'},
-        {0, 0, 0, 0},
+        {"stream-k", 0, 0, 'K'},    {0, 0, 0, 0},
     };
     bc_gemm_desc_default(&o->d);
     o->d.d_type = BC_DTYPE_BF16;
@@ -61,6 +61,7 @@ static int parse(int argc, char **argv, gemm_opts *o)
         case 'T': o->tile_report = 1; break;
         case 'C': o->d.config = optarg; break;
         case 'S': o->d.split_k = (uint32_t)atoi(optarg); break;
+        case 'K': o->d.stream_k = 1; break;
         case 'h': usage(stdout); exit(BC_EXIT_OK);
         default: return -1;
         }
@@ -156,11 +157,13 @@ int bc_cmd_gemm(int argc, char **argv)
     bc_rng rng = {bc_ref_seed()};
     uint64_t seed = rng.s;
     bc_gemm_desc *d = &o.d;
+    /* the operands, and 64 MiB of slack (a stream-K workspace: two f32 128 x 128 tiles an SM fit it) */
     size_t need = (size_t)((d->m + d->n) * d->k) * 2 + 2 * (size_t)(d->m * d->n) * 4 + (64u << 20);
     bc_device_config cfg;
     bc_device_config_default(&cfg);
     cfg.device_arena_bytes = need;
-    cfg.kernel_groups = BC_KERNELS_PORTABLE; /* any configuration may be named */
+    /* any configuration may be named */
+    cfg.kernel_groups = BC_KERNELS_PORTABLE | (d->stream_k ? BC_KERNELS_STREAM_K : 0u);
     bc_device *dev = NULL;
     bc_stream *s = NULL;
     bc_gemm_plan *plan = NULL;

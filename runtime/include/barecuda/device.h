@@ -63,7 +63,9 @@ typedef struct bc_device_config {
 #define BC_KERNELS_RESIDENT 0x1u /* the resident executor's kernels (sm_90a) */
 #define BC_KERNELS_PORTABLE 0x2u /* the portable mma.sync family where it is not the native one (sm_90a: named
                                     configurations "sm80_*"); on sm_80 and sm_120 images it is always resolved */
-#define BC_KERNELS_ALL (BC_KERNELS_RESIDENT | BC_KERNELS_PORTABLE)
+#define BC_KERNELS_STREAM_K 0x4u /* the whole-tile kernels that take a last partial round by stream-K (sm_90a;
+                                    bc_gemm_desc.stream_k) */
+#define BC_KERNELS_ALL (BC_KERNELS_RESIDENT | BC_KERNELS_PORTABLE | BC_KERNELS_STREAM_K)
 
 /* Contract: fills *out_cfg with the defaults: ordinal 0, BC_SCHED_SPIN, an
  * owned context, 256 MiB device arena, 16 MiB pinned host arena, 4096

@@ -53,6 +53,16 @@ typedef struct bc_gemm_desc {
                              reduced in a fixed order; bc_gemm_plan_info.split_k
                              says what was used. S >= 2 with a named configuration
                              without split-K is BC_ERR_INVALID_ARGUMENT */
+    uint32_t stream_k;    /* 0 (the default): every tile is reduced whole by one CTA (or by its
+                             split-K cluster). 1: where the chosen whole-tile configuration
+                             leaves the SMs partly idle in its last round and the rule finds it
+                             pays, those last tiles are done by stream-K (README, "Stream-K"):
+                             their k-blocks shared out evenly over the SMs, the pieces of a tile
+                             added in a fixed order through a workspace the plan takes from the
+                             device arena (bc_gemm_plan_info.workspace_bytes). Results stay
+                             bitwise reproducible. Such a plan's launches must not overlap one
+                             another (one stream, or ordered), and it must outlive them: see
+                             bc_gemm_plan_destroy. Other values: BC_ERR_INVALID_ARGUMENT */
 } bc_gemm_desc;
 
 /* Contract: fills *out_desc with m=n=k=0, bf16 in, bf16 out, alpha 1, beta 0,
@@ -66,7 +76,9 @@ typedef struct bc_gemm_plan bc_gemm_plan;
  * maps and packs the launch. All validation happens here; the launch checks
  * nothing. Each bad input has its own status (see status.h, 50..58 and
  * 68..70) and bc_last_error() names the field. Allocates the plan with malloc
- * (the only allocation).
+ * (the only host allocation); a stream-K plan (desc.stream_k) also takes its
+ * workspace from the device arena (BC_ERR_POOL_EXHAUSTED when it does not
+ * fit) and zeroes its counters with one synchronous copy.
  * Operand memory: every operand's extent ((rows - 1) * ld + cols elements)
  * must lie in memory this device's kernels can address: inside the device or
  * pinned host arena, in ONE live block; inside a range registered with
@@ -94,7 +106,10 @@ bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b
  * copies the parameters at launch). */
 bc_status bc_gemm_launch(const bc_gemm_plan *plan, bc_stream *stream);
 
-/* Contract: frees the plan. NULL is a no-op. Queued launches are unaffected. */
+/* Contract: frees the plan. NULL is a no-op. Queued launches are unaffected,
+ * except those of a plan with a stream-K workspace (workspace_bytes > 0):
+ * the workspace goes back to the device arena here, so destroy such a plan
+ * only once its launches (and those of graphs made from it) have completed. */
 void bc_gemm_plan_destroy(bc_gemm_plan *plan);
 
 typedef struct bc_gemm_plan_info {
@@ -108,6 +123,9 @@ typedef struct bc_gemm_plan_info {
     uint32_t swapped;        /* 1: an N = 1 plan runs as the 1 x M product B . A^T, so the tile,
                                 grid and tile counts above describe that product (README,
                                 "GEMM configurations") */
+    uint32_t stream_k_tiles; /* tiles done by stream-K (desc.stream_k = 1), else 0 */
+    uint32_t stream_k_ctas;  /* CTAs sharing their k-blocks, else 0 */
+    uint64_t workspace_bytes; /* device-arena bytes the plan holds for stream-K, else 0 */
     uint32_t dense_a;        /* 1: A's rows are short and packed, and the kernel copies them as they
                                 lie and lays them out itself (the configuration's dense-row kernel;
                                 README, "GEMM configurations") */
