@@ -121,7 +121,8 @@ def build_rows(shapes, ours, cublas, args):
             "ours_pct_floor": 100.0 * fl / ours_us if ours_us else None,
             "cublas_pct_floor": 100.0 * fl / cub_us if cub_us else None,
             "target": target, "met": (ratio >= target) if ratio is not None and target is not None else None,
-            "config": (o.get("config") or "") + ("^T" if o.get("swapped") else "") + ("^D" if o.get("dense_a") else "") if o else None, "grid": o.get("grid") if o else None,
+            "config": (o.get("config") or "") + ("^T" if o.get("swapped") else "") + ("^D" if o.get("dense_a") else "") +
+                      ("^K" if o.get("stream_k_tiles") else "") if o else None, "grid": o.get("grid") if o else None,
             "split_k": o.get("split_k") if o else None, "sets": o.get("sets") if o else None,
         })
     return rows
@@ -192,6 +193,8 @@ def main(argv):
     ap.add_argument("--peak-bw", type=float, default=3.02e12, help="bytes/s for the floor (default 3.02e12)")
     ap.add_argument("--barecuda", default=os.path.join(ROOT, "build", "bin", "barecuda"))
     ap.add_argument("--config", default=None, help="barecuda configuration to force (e.g. sm80_128x256)")
+    ap.add_argument("--stream-k", action="store_true",
+                    help="barecuda's plans may take their last partial round by stream-K (bench --stream-k)")
     ap.add_argument("--order", choices=["ours-first", "cublas-first"], default="ours-first")
     ap.add_argument("--epilogue", choices=list(sweep.EPI), default=None,
                     help="every listed shape with this sweep epilogue and its types (cuBLAS: the nearest PyTorch "
@@ -223,12 +226,15 @@ def main(argv):
     shapes_arg = ",".join(f"{m}x{n}x{k}" for (m, n, k) in args.shapes)
     types = ["--epilogue", args.epilogue] if args.epilogue else ["--dtype", args.dtype, "--out", args.out]
     ours_cmd = [args.barecuda, "bench", "--json", "--shapes", shapes_arg] + types + \
-        ["--replays", str(args.replays)] + (["--config", args.config] if args.config else [])
+        ["--replays", str(args.replays)] + (["--config", args.config] if args.config else []) + \
+        (["--stream-k"] if args.stream_k else [])
     cublas_cmd = [sys.executable, os.path.join(ROOT, "tools", "bench_cublas.py"), "--json"] + types + \
         [f"{m}x{n}x{k}" for (m, n, k) in args.shapes]
     notes = []
     if args.config:
         notes.append(f"barecuda forced to configuration {args.config}")
+    if args.stream_k:
+        notes.append("barecuda plans allowed stream-K (desc.stream_k = 1)")
     if args.replays != 20:
         notes.append(f"barecuda median of {args.replays} replays, cuBLAS of 20 (bench_cublas.py's fixed count)")
     if args.out != args.dtype and not args.epilogue:

@@ -18,7 +18,8 @@ TARGET_GEOMEAN, TARGET_WORST = 1.05, 0.90
 def commands(args, root):
     opts = ["--sweep", str(args.sweep), "--seed", str(args.seed), "--mem-cap", str(args.mem_cap),
             "--epilogue-fraction", repr(args.epilogue_fraction)]
-    ours = [args.barecuda, "bench", "--json", "--replays", str(args.replays)] + opts
+    ours = [args.barecuda, "bench", "--json", "--replays", str(args.replays)] + opts + \
+        (["--stream-k"] if getattr(args, "stream_k", False) else [])
     cublas = [sys.executable, os.path.join(root, "tools", "bench_cublas.py"), "--json", "--replays",
               str(args.replays)] + opts
     return ours, cublas
@@ -55,7 +56,8 @@ def build_rows(items, ours, cublas, peak_flops, peak_bw):
             "floor_us": fl, "floor_bound": bound,
             "ours_pct_floor": 100.0 * fl / ours_us if ours_us else None,
             "cublas_pct_floor": 100.0 * fl / cub_us if cub_us else None,
-            "config": (o.get("config") or "") + ("^T" if o.get("swapped") else "") + ("^D" if o.get("dense_a") else "") if o else None, "split_k": o.get("split_k") if o else None,
+            "config": (o.get("config") or "") + ("^T" if o.get("swapped") else "") + ("^D" if o.get("dense_a") else "") +
+                      ("^K" if o.get("stream_k_tiles") else "") if o else None, "split_k": o.get("split_k") if o else None,
             "sets": o.get("sets") if o else None,
             "cublas_what": c.get("what") if c else None, "cublas_kernels": c.get("kernels") if c else None,
         })

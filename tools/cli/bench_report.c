@@ -84,9 +84,9 @@ static void json_row(const bench_opts *o, const bench_row *r)
 {
     printf("{\"m\":%lld,\"n\":%lld,\"k\":%lld,\"config\":", (long long)r->s.m, (long long)r->s.n, (long long)r->s.k);
     bc_cli_json_string(stdout, r->verdict == BENCH_SKIP ? config_name(r, o) : r->info.config ? r->info.config : "");
-    printf(",\"swapped\":%s,\"dense_a\":%s,\"grid\":%u,\"block\":%u,\"cluster\":%u,\"split_k\":%u,\"tiles\":%u,\"sets\":%d,"
+    printf(",\"swapped\":%s,\"dense_a\":%s,\"stream_k_tiles\":%u,\"grid\":%u,\"block\":%u,\"cluster\":%u,\"split_k\":%u,\"tiles\":%u,\"sets\":%d,"
            "\"verified\":%s,\"failed_check\":",
-           r->info.swapped ? "true" : "false", r->info.dense_a ? "true" : "false", r->info.grid_x, r->info.block_x, r->info.cluster_x, r->info.split_k,
+           r->info.swapped ? "true" : "false", r->info.dense_a ? "true" : "false", r->info.stream_k_tiles, r->info.grid_x, r->info.block_x, r->info.cluster_x, r->info.split_k,
            r->info.tiles, r->sets,
            r->verdict == BENCH_PASS ? "true" : "false");
     if (r->failed_check)
@@ -160,7 +160,8 @@ int bench_write_csv(const bench_opts *o, const bench_row *rows, int n, int sm_co
     if (f == NULL)
         return fprintf(stderr, "barecuda bench: cannot write --csv %s\n", o->csv), -1;
     fprintf(f, "seed,index,m,n,k,epilogue,ab,out,alpha,beta,c_alias,bias,relu,config,split,grid,cluster,sets,status,"
-               "median_us,min_us,max_us,tflops,floor_us,pct_floor,forced_config,forced_split,sm_count,swapped,dense_a\n");
+               "median_us,min_us,max_us,tflops,floor_us,pct_floor,forced_config,forced_split,sm_count,swapped,dense_a,"
+               "stream_k_tiles\n");
     for (int i = 0; i < n; i++) {
         const bench_row *r = &rows[i];
         if (r->verdict == BENCH_NOT_RUN)
@@ -177,8 +178,8 @@ int bench_write_csv(const bench_opts *o, const bench_row *rows, int n, int sm_co
                     r->pct_floor);
         else
             fprintf(f, ",,,,%.6g,,", r->floor_us);
-        fprintf(f, "%s,%u,%d,%u,%u\n", o->config ? o->config : "", o->split_k, sm_count, r->info.swapped,
-                r->info.dense_a);
+        fprintf(f, "%s,%u,%d,%u,%u,%u\n", o->config ? o->config : "", o->split_k, sm_count, r->info.swapped,
+                r->info.dense_a, r->info.stream_k_tiles);
     }
     if (fclose(f) != 0)
         return fprintf(stderr, "barecuda bench: cannot write --csv %s\n", o->csv), -1;
