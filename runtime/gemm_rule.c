@@ -72,12 +72,13 @@ static uint64_t ctas_of(const bc__gemm_config *c, uint32_t s, const bc_gemm_desc
 /* Stream-K (kernels_ptx/sk_sched.h; desc.stream_k = 1), for the
  * configuration the rule chose: the last partial round's tiles of a
  * whole-tile configuration with a stream-K twin, their k-blocks shared out
- * over at most BC_SK_MAX_PIECES CTAs a tile (the last piece adds the
- * others' partials a slot at a time: more pieces, a longer finish) and at
- * least BC_SK_MIN_KB k-blocks a CTA. A piece's partial, its arrival and the
+ * over at most BC_SK_MAX_PIECES CTAs per tile in all (the last piece adds
+ * the others' partials a slot at a time: more pieces, a longer finish; a
+ * CTA's range may start and end inside one tile, so a tile is done in two
+ * or three pieces) and at least BC_SK_MIN_KB k-blocks a CTA. A piece's partial, its arrival and the
  * last piece's sum and epilogue are charged BC_SK_COST_KB k-blocks of the
  * tile, and stream-K is taken where the last round's share plus that cost
- * is below a whole tile's k-blocks, or below BC_SK_ROUNDS_PCT % of them
+ * is below a whole tile's k-blocks, or at most BC_SK_ROUNDS_PCT % of them
  * after full rounds of whole tiles (there, 2431x4003x4864 at 74 against
  * 76 k-blocks ran 1.13x slower). Fitted on the H100 (kernels_ptx/
  * PERF_NOTES.md, change 58). It never changes the configuration: weighed
@@ -98,8 +99,10 @@ static int sk_schedule(const bc__gemm_config *c, uint32_t tiles, uint32_t kb, ui
     uint64_t ctas = units / BC_SK_MIN_KB < grid ? units / BC_SK_MIN_KB : grid;
     if (ctas > (uint64_t)rest * BC_SK_MAX_PIECES)
         ctas = (uint64_t)rest * BC_SK_MAX_PIECES;
+    if (ctas <= rest) /* no more CTAs than tiles (0 when the units are fewer than BC_SK_MIN_KB) */
+        return 0;
     const uint64_t kbs = (units + ctas - 1u) / ctas + BC_SK_COST_KB; /* the last round's, with stream-K */
-    if (ctas <= rest || (tiles < grid ? kbs >= kb : 100u * kbs > (uint64_t)BC_SK_ROUNDS_PCT * kb))
+    if (tiles < grid ? kbs >= kb : 100u * kbs > (uint64_t)BC_SK_ROUNDS_PCT * kb)
         return 0;
     const bc_sk sk = {tiles - rest, rest, (uint32_t)ctas, kb};
     *out = sk;

@@ -453,9 +453,11 @@ static void test_gemm_dot(void **state)
  * and on the rule's choice: ragged shapes whose last round leaves SMs idle,
  * every output type, with bias, ReLU, C (aliasing D too) and D rows that
  * are not 16-byte multiples; each plan must really take stream-K (checked
- * in its info), and one plan's output must be byte-identical over
+ * in its info), and two plans' outputs must be byte-identical over
  * repeated launches (the last piece's sum is in piece order whichever
- * piece arrives last). */
+ * piece arrives last). Quick mode (the sanitizers' runs) keeps the small
+ * shapes, and one case each of a grid whose stream-K follows a full round
+ * and of one whose tiles are done in up to three pieces. */
 static void test_gemm_stream_k(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
@@ -464,12 +466,15 @@ static void test_gemm_stream_k(void **state)
     static const struct {
         const char *config;
         int64_t m, n, k;
+        int quick; /* 1: every case in quick mode too; 2: one case (the third) */
     } sk[] = {
-        /* a few tiles down a long K (quick too) */
-        {"sm90_128x128", 130, 130, 4096}, {"sm90_128x64", 130, 130, 4104}, {"sm90_64x32", 130, 130, 4096},
+        /* a few tiles down a long K, two pieces a tile */
+        {"sm90_128x128", 130, 130, 4096, 1}, {"sm90_128x64", 130, 130, 4104, 1}, {"sm90_64x32", 130, 130, 4096, 1},
+        /* a full round first (144 tiles), then 12 over 24 CTAs; 80 tiles over 132 CTAs, up to three pieces */
+        {"sm90_64x32", 768, 384, 5632, 2},   {"sm90_128x64", 256, 2560, 4736, 2},
         /* the rule's own stream-K plans; a full round first, then stream-K */
-        {NULL, 205, 4640, 10272},         {NULL, 2036, 610, 7496},          {"sm90_128x128", 1722, 1400, 5120},
-        {"sm90_128x64", 300, 3000, 5120}, {"sm90_64x32", 150, 1500, 5120},
+        {NULL, 205, 4640, 10272, 0},         {NULL, 2036, 610, 7496, 0},      {"sm90_128x128", 1722, 1400, 5120, 0},
+        {"sm90_128x64", 300, 3000, 5120, 0}, {"sm90_64x32", 150, 1500, 5120, 0},
     };
     case_stream_k = 1;
     for (size_t i = 0; i < sizeof sk / sizeof sk[0]; i++) {
@@ -481,7 +486,7 @@ static void test_gemm_stream_k(void **state)
             {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.5f, 2.0f, 0, 1, 8, 0, sk[i].config, 0, 0, 3},
         };
         for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++) {
-            if (too_big_for_quick(m, n, k))
+            if (quick && (sk[i].quick == 0 || (sk[i].quick == 2 && j != 2)))
                 continue;
             gbufs g;
             make_buffers(env, &cases[j], &g);
@@ -498,11 +503,13 @@ static void test_gemm_stream_k(void **state)
             free_buffers(env, &g);
         }
         const gcase alias = {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 1.0f, 1, 0, 0, 0, sk[i].config, 0, 0, 0};
-        if (!too_big_for_quick(m, n, k))
+        if (!quick || sk[i].quick == 1)
             run_aliased(env, &alias);
     }
     const gcase rep = {130, 130, 4096, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.5f, 1, 0, 0, 0, "sm90_128x128", 0, 0, 0};
     run_repeated(env, &rep, quick ? 5 : 50);
+    const gcase rep3 = {256, 2560, 4736, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 1.0f, 1, 1, 0, 0, "sm90_128x64", 0, 0, 0};
+    run_repeated(env, &rep3, quick ? 3 : 50);
     case_stream_k = 0;
 }
 

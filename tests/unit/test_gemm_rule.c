@@ -482,6 +482,25 @@ static void test_stream_k_plan(void **state)
     assert_int_equal(plan_info(&e, &d).stream_k_tiles, 74);
     d.config = "sm90_128x256", d.m = 1722, d.n = 1400, d.k = 5120;
     assert_int_equal(plan_info(&e, &d).stream_k_tiles, 0);
+    /* fewer k-blocks than a stream-K CTA takes (one tile of 2 and 3 k-blocks: no CTA at all) */
+    d = base_desc(&e, 128, 128, 128);
+    d.config = "sm90_128x128", d.stream_k = 1;
+    assert_int_equal(plan_info(&e, &d).stream_k_tiles, 0);
+    d.k = 192;
+    assert_int_equal(plan_info(&e, &d).stream_k_tiles, 0);
+    /* the CTAs are at most twice the tiles, so no tile is in more than three pieces (205 x 4640 x 10272:
+     * 74 tiles over 132 CTAs) */
+    d = base_desc(&e, 205, 4640, 10272);
+    d.stream_k = 1;
+    p = launch_and_decode(&e, &d, &l);
+    assert_true(p.sk_ctas <= 2u * p.sk_tiles);
+    const bc_sk sk = {p.sk_first, p.sk_tiles, p.sk_ctas, p.k_blocks};
+    uint32_t most = 0;
+    for (uint32_t j = 0; j < sk.tiles; j++) {
+        const uint32_t n = bc_sk_cta_of(&sk, (uint64_t)j * sk.kb + sk.kb - 1u) - bc_sk_cta_of(&sk, (uint64_t)j * sk.kb) + 1u;
+        most = n > most ? n : most;
+    }
+    assert_int_equal(most, 3);
     /* refused: a value other than 0 and 1; a workspace the arena cannot hold (nothing leaks) */
     d = base_desc(&e, 1722, 1400, 5120);
     d.config = "sm90_128x128", d.stream_k = 2;

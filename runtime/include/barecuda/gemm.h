@@ -76,9 +76,13 @@ typedef struct bc_gemm_plan bc_gemm_plan;
  * maps and packs the launch. All validation happens here; the launch checks
  * nothing. Each bad input has its own status (see status.h, 50..58 and
  * 68..70) and bc_last_error() names the field. Allocates the plan with malloc
- * (the only host allocation); a stream-K plan (desc.stream_k) also takes its
- * workspace from the device arena (BC_ERR_POOL_EXHAUSTED when it does not
- * fit) and zeroes its counters with one synchronous copy.
+ * (the only host allocation it keeps); a stream-K plan (desc.stream_k) also
+ * takes its workspace from the device arena (BC_ERR_POOL_EXHAUSTED when it
+ * does not fit) and zeroes its counters with one synchronous copy from a
+ * zeroed host buffer it frees before returning. With desc.stream_k = 1, a
+ * configuration that has a stream-K twin needs BC_KERNELS_STREAM_K at open
+ * (BC_ERR_NO_KERNEL_FOR_DEVICE otherwise), whether or not the shape takes
+ * stream-K.
  * Operand memory: every operand's extent ((rows - 1) * ld + cols elements)
  * must lie in memory this device's kernels can address: inside the device or
  * pinned host arena, in ONE live block; inside a range registered with
@@ -123,12 +127,12 @@ typedef struct bc_gemm_plan_info {
     uint32_t swapped;        /* 1: an N = 1 plan runs as the 1 x M product B . A^T, so the tile,
                                 grid and tile counts above describe that product (README,
                                 "GEMM configurations") */
-    uint32_t stream_k_tiles; /* tiles done by stream-K (desc.stream_k = 1), else 0 */
-    uint32_t stream_k_ctas;  /* CTAs sharing their k-blocks, else 0 */
-    uint64_t workspace_bytes; /* device-arena bytes the plan holds for stream-K, else 0 */
     uint32_t dense_a;        /* 1: A's rows are short and packed, and the kernel copies them as they
                                 lie and lays them out itself (the configuration's dense-row kernel;
                                 README, "GEMM configurations") */
+    uint32_t stream_k_tiles; /* tiles done by stream-K (desc.stream_k = 1), else 0 */
+    uint32_t stream_k_ctas;  /* CTAs sharing their k-blocks, else 0 */
+    uint64_t workspace_bytes; /* device-arena bytes the plan holds for stream-K, else 0 */
 } bc_gemm_plan_info;
 
 /* Contract: describes the chosen configuration; no driver call. */
