@@ -39,14 +39,19 @@ static void sc_open_primary_arenas(outcome *o)
     open_close(o, cfg);
 }
 
-/* Open with the embedded kernels loaded (module load, kernel resolution). */
-static void sc_open_kernels(outcome *o)
+/* The test configuration with the embedded kernels loaded, the optional
+ * groups `groups`, and a device arena of `arena` bytes. */
+static bc_device_config kernels_config(uint32_t groups, size_t arena)
 {
     bc_device_config cfg = ft_config();
     cfg.skip_kernel_load = 0;
-    cfg.kernel_groups = BC_KERNELS_ALL;
-    open_close(o, cfg);
+    cfg.kernel_groups = groups;
+    cfg.device_arena_bytes = arena;
+    return cfg;
 }
+
+/* Open with the embedded kernels loaded (module load, kernel resolution). */
+static void sc_open_kernels(outcome *o) { open_close(o, kernels_config(BC_KERNELS_ALL, ft_config().device_arena_bytes)); }
 
 static void sc_driver_queries(outcome *o)
 {
@@ -121,10 +126,7 @@ static void sc_two_devices(outcome *o)
  * running for bc_device_close (`close_running`). */
 static void resident(outcome *o, int close_running)
 {
-    bc_device_config cfg = ft_config();
-    cfg.skip_kernel_load = 0;
-    cfg.kernel_groups = BC_KERNELS_ALL;
-    cfg.device_arena_bytes = 4u << 20;
+    const bc_device_config cfg = kernels_config(BC_KERNELS_ALL, 4u << 20);
     bc_device *dev = NULL;
     bc_stream *s = NULL;
     bc_devptr buf = 0;
@@ -232,6 +234,34 @@ static void sc_plan_launch(outcome *o)
     bc_gemm_plan_destroy(p1);
     if (other)
         RELEASE_CALL(bc_device_close(other));
+    if (dev)
+        RELEASE_CALL(bc_device_close(dev)); /* p2 left for close */
+}
+
+/* A stream-K plan (130 x 130 x 4096 on sm90_128x128: 4 tiles over 8 CTAs):
+ * its workspace from the arena and its counters zeroed at creation, a
+ * launch, a wait, destroyed (the workspace back); a second one left for
+ * close. */
+static void sc_stream_k(outcome *o)
+{
+    const bc_device_config cfg = kernels_config(BC_KERNELS_STREAM_K, 8u << 20);
+    bc_device *dev = NULL;
+    bc_stream *s = NULL;
+    bc_devptr a = 0, b = 0, d = 0;
+    bc_gemm_plan *p1 = NULL, *p2 = NULL;
+    STEP(o, bc_device_open(&cfg, &dev));
+    STEP(o, bc_stream_create(dev, 0, &s, NULL));
+    STEP(o, bc_mem_alloc(dev, 130u * 4096u * 2u, &a));
+    STEP(o, bc_mem_alloc(dev, 130u * 4096u * 2u, &b));
+    STEP(o, bc_mem_alloc(dev, 130u * 130u * 2u, &d));
+    bc_gemm_desc g;
+    bc_gemm_desc_default(&g);
+    g.m = g.n = 130, g.k = 4096, g.a = a, g.b = b, g.d = d, g.config = "sm90_128x128", g.stream_k = 1;
+    STEP(o, bc_gemm_plan_create(dev, &g, &p1));
+    STEP(o, bc_gemm_plan_create(dev, &g, &p2));
+    STEP(o, bc_gemm_launch(p1, s));
+    STEP(o, bc_stream_wait(s, 1000000000u));
+    bc_gemm_plan_destroy(p1);
     if (dev)
         RELEASE_CALL(bc_device_close(dev)); /* p2 left for close */
 }
@@ -428,6 +458,7 @@ static const scenario scenarios[] = {
     {"open", "two devices", sc_two_devices, two_devices_config},
     {"plan", "plan/launch/operands", sc_plan_launch, NULL},
     {"graph", "graph", sc_graph, graph_config},
+    {"plan", "stream-K plan", sc_stream_k, graph_config},
     {"launch", "boot checks", sc_selftests, selftest_config},
     {"close", "bounded close", sc_close_timeout, NULL},
     {"close", "bounded close, no heap", sc_close_timeout_no_heap, NULL},
