@@ -102,6 +102,9 @@ static void test_boot_kernel_groups(void **state)
     smoke_emu_install(-1);
     run_cli(&r, "boot", "--kernel-groups", "all");
     assert_int_equal(r.rc, BC_EXIT_OK);
+    smoke_emu_install(-1);
+    run_cli(&r, "boot", "--kernel-groups", "stream-k");
+    assert_int_equal(r.rc, BC_EXIT_OK);
     run_cli(&r, "boot", "--kernel-groups", "resident,tensor");
     assert_int_equal(r.rc, BC_EXIT_USAGE);
     has(r.err, "bad kernel group list");

@@ -416,9 +416,10 @@ int bc_cmd_boot(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "--kernel-groups") && i + 1 < argc) {
             int g = 0;
-            if (bc_cli_parse_set(argv[++i], group_names, 2, &g) != 0) {
+            if (bc_cli_parse_set(argv[++i], group_names, (int)(sizeof group_names / sizeof group_names[0]), &g) != 0) {
                 free(um.names_buf);
-                return bad_option("kernel group list (resident, portable or all, separated by commas)", argv[i]);
+                return bad_option("kernel group list (resident, portable, stream-k or all, separated by commas)",
+                                  argv[i]);
             }
             groups = (uint32_t)g;
         } else if (!strcmp(argv[i], "--json")) {
