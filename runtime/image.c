@@ -9,7 +9,8 @@
  * the optional groups (the portable family and the resident kernels) are a
  * cubin of their own, loaded through the same loader as a second module
  * only when one of them is asked for: the driver parses and the loader
- * hashes 0.8 MB at a default open instead of 1.35 MB. */
+ * hashes 0.8 MB at a default open instead of 1.35 MB; the stream-K twins
+ * are a third, loaded only when they are asked for. */
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +35,13 @@ extern const size_t bc__groups_size;
 extern const uint64_t bc__groups_entry_digest[];
 extern const size_t bc__groups_entry_count;
 extern const uint64_t bc__groups_headers_digest;
+/* The sm_90a stream-K cubin: loader/embedded_blob.S and build/gen/sk_digest.c. */
+extern const uint8_t bc__sk_bytes[];
+extern const uint8_t bc__sk_bytes_end[];
+extern const size_t bc__sk_size;
+extern const uint64_t bc__sk_entry_digest[];
+extern const size_t bc__sk_entry_count;
+extern const uint64_t bc__sk_headers_digest;
 
 
 static const struct {
@@ -104,27 +112,54 @@ static bc_status resolve_timed(bc__image *img, bc_module *mod, unsigned fams, do
     return st;
 }
 
+/* One embedded optional cubin of an sm_90a image: `what` names it in
+ * messages, its build-time size and digests beside it. */
+typedef struct optional_cubin {
+    const char *what;
+    const uint8_t *bytes, *end;
+    size_t size;
+    const uint64_t *entry_digest;
+    size_t entry_count;
+    uint64_t headers_digest;
+} optional_cubin;
+
+/* Loads `c` as *out_mod and resolves the families `fams` from it, when
+ * there are any. Adds its times. */
+static bc_status load_optional(bc_device *dev, bc__image *img, const optional_cubin *c, unsigned fams,
+                               bc_module **out_mod, double *check_us, double *load_us)
+{
+    if (fams == 0)
+        return BC_OK;
+    size_t len = (size_t)(c->end - c->bytes);
+    if (len != c->size)
+        return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "kernel groups digest",
+                       "the embedded %s cubin is %zu bytes; the build recorded %zu (stale object?)", c->what, len,
+                       c->size);
+    bc_status st = load_embedded(dev, out_mod, c->bytes, len, c->entry_digest, c->entry_count, c->headers_digest,
+                                 check_us, load_us);
+    return st ? st : resolve_timed(img, *out_mod, fams, load_us);
+}
+
 /* On an sm_90a image, the optional groups asked for
- * (bc_device_config.kernel_groups: the resident kernels, the portable
- * family beside the native one): their cubin loaded as img->groups and
- * their kernels resolved from it. Adds its times. Every image resolves all
- * of its own families; only these are optional. */
+ * (bc_device_config.kernel_groups): the resident kernels and the portable
+ * family beside the native one from their cubin, loaded as img->groups;
+ * the stream-K twins from theirs, as img->sk. Adds its times. Every image
+ * resolves all of its own families; only these are optional. */
 static bc_status load_groups(bc_device *dev, bc__image *img, double *check_us, double *load_us)
 {
     const uint32_t groups = dev->cfg.kernel_groups;
+    const optional_cubin gc = {"optional-groups",       bc__groups_bytes,       bc__groups_bytes_end,
+                               bc__groups_size,         bc__groups_entry_digest, bc__groups_entry_count,
+                               bc__groups_headers_digest};
+    const optional_cubin sk = {"stream-K",   bc__sk_bytes,       bc__sk_bytes_end,     bc__sk_size,
+                               bc__sk_entry_digest, bc__sk_entry_count, bc__sk_headers_digest};
     const unsigned fams = (groups & BC_KERNELS_RESIDENT ? 1u << BC__FAM_RES90 : 0u) |
-                          (groups & BC_KERNELS_PORTABLE ? 1u << BC__FAM_SM80 : 0u) |
-                          (groups & BC_KERNELS_STREAM_K ? 1u << BC__FAM_SK90 : 0u);
-    if (fams == 0)
-        return BC_OK;
-    size_t len = (size_t)(bc__groups_bytes_end - bc__groups_bytes);
-    if (len != bc__groups_size)
-        return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "kernel groups digest",
-                       "the embedded optional-groups cubin is %zu bytes; the build recorded %zu (stale object?)",
-                       len, bc__groups_size);
-    bc_status st = load_embedded(dev, &img->groups, bc__groups_bytes, len, bc__groups_entry_digest,
-                                 bc__groups_entry_count, bc__groups_headers_digest, check_us, load_us);
-    return st ? st : resolve_timed(img, img->groups, fams, load_us);
+                          (groups & BC_KERNELS_PORTABLE ? 1u << BC__FAM_SM80 : 0u);
+    bc_status st = load_optional(dev, img, &gc, fams, &img->groups, check_us, load_us);
+    if (!st)
+        st = load_optional(dev, img, &sk, groups & BC_KERNELS_STREAM_K ? 1u << BC__FAM_SK90 : 0u, &img->sk,
+                           check_us, load_us);
+    return st;
 }
 
 bc_status bc__image_load_from(bc_device *dev, bc__image *img, const uint8_t *buf, size_t len,
@@ -182,6 +217,7 @@ void bc__image_unload(bc__image *img)
 {
     if (img == NULL)
         return;
+    bc__module_free(img->sk);
     bc__module_free(img->groups);
     bc__module_free(img->mod);
     memset(img, 0, sizeof *img);

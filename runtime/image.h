@@ -21,6 +21,7 @@ typedef enum bc__kernel_id {
 typedef struct bc__image {
     bc_module *mod;                  /* NULL when not loaded */
     bc_module *groups;               /* sm_90a: the optional groups' cubin, when one is asked for; else NULL */
+    bc_module *sk;                   /* sm_90a: the stream-K cubin, when BC_KERNELS_STREAM_K asks; else NULL */
     CUfunction fn[BC__KERNEL_COUNT]; /* NULL for kernels of other families */
     char arch[16];                   /* "sm_90a", "sm_100a", ... */
 } bc__image;
@@ -38,7 +39,7 @@ typedef struct bc__image_timing {
  * optional groups dev->cfg.kernel_groups does not ask for (their img->fn
  * entries stay NULL). On an sm_90a image the groups asked for come from
  * their own embedded cubin (the same loader: its digest checked), loaded
- * as img->groups. On failure
+ * as img->groups, and the stream-K twins from theirs, as img->sk. On failure
  * *img is left empty and nothing is loaded. The device's context must be
  * current. The module is not on the device's list of user modules. */
 bc_status bc__image_load(bc_device *dev, bc__image *img, bc__image_timing *out_timing);

@@ -18,11 +18,11 @@ CC=${CC:-clang-19}
 COV=${COV:-llvm-cov}
 B=build/cov
 rm -rf "$B" && mkdir -p "$B/obj"
-ninja build/obj/loader/embedded_blob.o build/gen/fatbin_digest.c build/gen/groups_digest.c build/bin/libcmocka.so.0 > /dev/null
+ninja build/obj/loader/embedded_blob.o build/gen/fatbin_digest.c build/gen/groups_digest.c build/gen/sk_digest.c build/bin/libcmocka.so.0 > /dev/null
 
 FLAGS="-std=c11 -D_GNU_SOURCE -O0 -g -Wall -Wextra -Werror -Wno-unused-parameter --coverage
   -Iruntime/include -Iruntime -Iloader -Ikernels_ptx -I/usr/local/cuda/include -Ibuild/gen -Itools/cli -Itools/common"
-LIB_SRC="$(ls runtime/*.c loader/*.c) build/gen/fatbin_digest.c build/gen/groups_digest.c"
+LIB_SRC="$(ls runtime/*.c loader/*.c) build/gen/fatbin_digest.c build/gen/groups_digest.c build/gen/sk_digest.c"
 FAKE_SRC="tests/unit/fake_driver.c tests/unit/fake_device.c tests/unit/fake_mem.c tests/unit/fake_module.c
   tests/unit/fake_graph.c tests/unit/fake_kernel.c tests/unit/fake_resident.c"
 OBJS=""

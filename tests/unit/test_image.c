@@ -22,6 +22,7 @@
 
 extern const uint8_t bc__fatbin_bytes[];
 extern const uint8_t bc__groups_bytes[];
+extern const uint8_t bc__sk_bytes[];
 extern const size_t bc__fatbin_size;
 
 static const bc__family family_of[BC__KERNEL_COUNT] = {
@@ -49,6 +50,34 @@ static bc_device_config load_config(void)
     bc_device_config c = ft_config();
     c.skip_kernel_load = 0;
     return c;
+}
+
+
+/* On sm_90a each optional cubin is loaded only for its own groups: the
+ * stream-K twins alone load the stream-K cubin and not the other groups',
+ * the resident kernels alone the other way round. */
+static void test_each_optional_cubin_alone(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t groups;
+        int groups_module, sk_module;
+    } cases[] = {{BC_KERNELS_STREAM_K, 0, 1}, {BC_KERNELS_RESIDENT, 1, 0}, {BC_KERNELS_PORTABLE, 1, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fake_install();
+        use_device(9, 0);
+        bc_device_config cfg = load_config();
+        cfg.kernel_groups = cases[i].groups;
+        bc_device *dev = NULL;
+        assert_ok(bc_device_open(&cfg, &dev));
+        assert_int_equal(fake_entry_calls(FAKE_E_cuModuleLoadDataEx), 2);
+        assert_ptr_equal(fake_last_module()->image, cases[i].sk_module ? bc__sk_bytes : bc__groups_bytes);
+        assert_int_equal(dev->image.groups != NULL, cases[i].groups_module);
+        assert_int_equal(dev->image.sk != NULL, cases[i].sk_module);
+        assert_int_equal(dev->image.fn[BC_K_GEMM_SM90_128X128K] != NULL, cases[i].sk_module);
+        assert_int_equal(dev->image.fn[BC_K_RESIDENT_SM90_64X32] != NULL, cases[i].groups == BC_KERNELS_RESIDENT);
+        bc_device_close(dev);
+    }
 }
 
 /* Offset of the payload of the embedded entry named `arch`. */
@@ -102,12 +131,14 @@ static void test_load_per_capability(void **state)
         assert_ok(bc_device_query(dev, &info));
         assert_string_equal(info.image_arch, table[t].arch);
         /* loaded in place from the embedded bytes, with the error-log options; on sm_90a the optional
-         * groups asked for come after it, as a module of their own cubin */
+         * groups asked for come after it, as modules of their own cubins (the resident and portable
+         * kernels', then the stream-K twins') */
         const int groups_module = all && table[t].optional != 0;
-        assert_int_equal(fake_entry_calls(FAKE_E_cuModuleLoadDataEx), 1 + groups_module);
+        assert_int_equal(fake_entry_calls(FAKE_E_cuModuleLoadDataEx), 1 + 2 * groups_module);
         const fake_module_record *m = fake_last_module();
-        assert_ptr_equal(m->image, groups_module ? bc__groups_bytes : bc__fatbin_bytes + payload_of(table[t].arch));
+        assert_ptr_equal(m->image, groups_module ? bc__sk_bytes : bc__fatbin_bytes + payload_of(table[t].arch));
         assert_int_equal(dev->image.groups != NULL, groups_module);
+        assert_int_equal(dev->image.sk != NULL, groups_module);
         assert_int_equal(m->num_options, 2);
         assert_int_equal(m->options[0], CU_JIT_ERROR_LOG_BUFFER);
         assert_int_equal(m->options[1], CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
@@ -395,6 +426,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         ft_test(test_load_per_capability),
+        ft_test(test_each_optional_cubin_alone),
         ft_test(test_unsupported_device_never_loads),
         ft_test(test_refusal_carries_the_driver_log),
         ft_test(test_missing_kernel),

@@ -695,7 +695,7 @@ static void test_close_with_hung_kernel(void **state)
     /* abandoned: nothing that would wait for the kernel was called */
     assert_int_equal(c.residents, 1);
     assert_int_equal(c.contexts, 1);
-    assert_int_equal(c.modules, 2); /* the image and the optional groups' cubin (the resident kernels) */
+    assert_int_equal(c.modules, 3); /* the image and both optional cubins (opened with every group) */
     assert_int_equal(c.allocations, 1);
     assert_int_equal(c.host_allocations, 1);
     fake_set_resident_stall(0); /* the kernel now sees the stop it was rung */

@@ -18,6 +18,10 @@ extern const uint8_t bc__groups_bytes[];
 extern const uint8_t bc__groups_bytes_end[];
 extern const size_t bc__groups_size;
 extern const uint64_t bc__groups_digest;
+extern const uint8_t bc__sk_bytes[];
+extern const uint8_t bc__sk_bytes_end[];
+extern const size_t bc__sk_size;
+extern const uint64_t bc__sk_digest;
 
 #define MAX_FILE_BYTES ((size_t)1 << 30)
 
@@ -27,8 +31,9 @@ static void usage(FILE *f)
                "       barecuda fatbin --embedded [--json]\n"
                "Lists every entry of a fatbin container (kind, arch, sizes, compression, flags), or\n"
                "describes a plain cubin. --embedded checks the library's own kernels against their build\n"
-               "digests and lists them: the fatbin, then the sm_90a cubin of the optional kernel groups\n"
-               "(with --json, one object per line). Needs no GPU. Damaged or unknown input is an error\n"
+               "digests and lists them: the fatbin, then the sm_90a cubins of the optional kernel groups\n"
+               "(the resident and portable kernels, then the stream-K twins; with --json, one object per\n"
+               "line). Needs no GPU. Damaged or unknown input is an error\n"
                "(exit %d); a file that cannot be read exits %d.\n",
                BC_EXIT_IMAGE, BC_EXIT_ERROR);
 }
@@ -182,11 +187,14 @@ int bc_cmd_fatbin(int argc, char **argv)
     if (embedded) {
         if (!embedded_matches("fatbin", bc__fatbin_bytes, bc__fatbin_bytes_end, bc__fatbin_size, bc__fatbin_digest) ||
             !embedded_matches("optional-groups cubin", bc__groups_bytes, bc__groups_bytes_end, bc__groups_size,
-                              bc__groups_digest))
+                              bc__groups_digest) ||
+            !embedded_matches("stream-K cubin", bc__sk_bytes, bc__sk_bytes_end, bc__sk_size, bc__sk_digest))
             return BC_EXIT_IMAGE;
         int rc = inspect("(embedded)", bc__fatbin_bytes, bc__fatbin_size, json);
         if (rc == BC_EXIT_OK)
             rc = inspect("(embedded optional groups, sm_90a)", bc__groups_bytes, bc__groups_size, json);
+        if (rc == BC_EXIT_OK)
+            rc = inspect("(embedded stream-K twins, sm_90a)", bc__sk_bytes, bc__sk_size, json);
         return rc;
     }
     uint8_t *buf = NULL;

@@ -25,8 +25,8 @@ if [ "${SANITIZE:-0}" != only ]; then
   timeout 200 build/bin/test_gpu_operands > "$L/gpu_operands.txt" 2>&1; echo "test_gpu_operands rc=$?: $(summary "$L/gpu_operands.txt")"
   grep -E 'check cost|->' "$L/gpu_operands.txt"
   grep -E "split_k|identical" "$L/gpu_determinism.txt"
-  for c in sm90a sm90a_groups sm100a; do cuobjdump -sass build/kernels/$c.cubin > "$L/$c.sass" 2>&1; done
-  cat "$L/sm90a_groups.sass" >> "$L/sm90a.sass" # the image and its optional groups together
+  for c in sm90a sm90a_groups sm90a_sk sm100a; do cuobjdump -sass build/kernels/$c.cubin > "$L/$c.sass" 2>&1; done
+  cat "$L/sm90a_groups.sass" "$L/sm90a_sk.sass" >> "$L/sm90a.sass" # the image and its optional cubins together
   echo "sm90a SASS (image and optional groups): HGMMA $(grep -c HGMMA "$L/sm90a.sass"), UTMALDG $(grep -c UTMALDG "$L/sm90a.sass"), UTMASTG $(grep -c UTMASTG "$L/sm90a.sass"), LDL/STL $(grep -cE '\b(LDL|STL)(\.|\s)' "$L/sm90a.sass")"
   echo "sm100a SASS: $(grep -oE '\b(UTC[A-Z0-9]+|LDTM|STTM)\b' "$L/sm100a.sass" | sort | uniq -c | tr '\n' ' ') LDL/STL $(grep -cE '\b(LDL|STL)(\.|\s)' "$L/sm100a.sass")"
 fi
