@@ -203,6 +203,7 @@ static void abandon(bc_device *dev, CUcontext previous)
     release_list(&dev->kernel_plans, bc__kernel_plan_release); /* host memory only */
     while (dev->modules.prev != &dev->modules) /* the modules stay loaded in the abandoned context */
         bc__module_forget((bc_module *)dev->modules.prev);
+    bc__module_forget(dev->image.sk);
     bc__module_forget(dev->image.groups);
     bc__module_forget(dev->image.mod);
     while (dev->events.prev != &dev->events) {
