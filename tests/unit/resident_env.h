@@ -1,0 +1,127 @@
+/* The resident executor's unit tests' shared set-up (test_resident.c,
+ * test_resident_create.c): the MLP of the control-loop example on the fake
+ * driver, its plans, its zero-copy copies, and the check that a creation
+ * fails cleanly. */
+#ifndef BC_TESTS_RESIDENT_ENV_H
+#define BC_TESTS_RESIDENT_ENV_H
+
+#include <string.h>
+
+#include "fake_test.h"
+#include "gemm_emu.h"
+#include "resident_internal.h"
+
+#define SEC 1000000000ull
+
+/* The MLP of the control-loop example: 16 x 256 -> 1024 -> 1024 -> 64. */
+enum { BATCH = 16, LAYERS = 3 };
+static const int64_t width[LAYERS + 1] = {256, 1024, 1024, 64};
+
+typedef struct env {
+    bc_device *dev;
+    bc_stream *s;
+    bc_devptr act[LAYERS + 1], w[LAYERS], bias[LAYERS];
+    bc_gemm_plan *plan[LAYERS];
+    void *host_in, *host_out; /* pinned */
+    bc_rng rng;
+} env;
+
+static uint32_t open_groups = BC_KERNELS_ALL; /* env_open's kernel_groups */
+
+static inline void env_open(env *e)
+{
+    memset(e, 0, sizeof *e);
+    gemm_emu_install(-1);
+    bc_device_config cfg = ft_config();
+    cfg.skip_kernel_load = 0;
+    cfg.kernel_groups = open_groups;
+    cfg.device_arena_bytes = 32u << 20;
+    cfg.host_arena_bytes = 1u << 20;
+    assert_ok(bc_device_open(&cfg, &e->dev));
+    assert_ok(bc_stream_create(e->dev, 0, &e->s, NULL));
+    e->rng.s = 42;
+    for (int l = 0; l <= LAYERS; l++)
+        assert_ok(bc_mem_alloc(e->dev, (size_t)(BATCH * width[l]) * 2, &e->act[l]));
+    for (int l = 0; l < LAYERS; l++) {
+        const size_t wn = (size_t)(width[l + 1] * width[l]);
+        uint16_t *h = malloc(wn * 2);
+        bc_ref_fill_normal(h, BC_DTYPE_BF16, wn, 0.05, &e->rng);
+        assert_ok(bc_mem_alloc(e->dev, wn * 2, &e->w[l]));
+        assert_ok(bc_memcpy_htod(e->dev, e->w[l], h, wn * 2));
+        bc_ref_fill_normal(h, BC_DTYPE_BF16, (size_t)width[l + 1], 0.5, &e->rng);
+        assert_ok(bc_mem_alloc(e->dev, (size_t)width[l + 1] * 2, &e->bias[l]));
+        assert_ok(bc_memcpy_htod(e->dev, e->bias[l], h, (size_t)width[l + 1] * 2));
+        free(h);
+    }
+    assert_ok(bc_host_alloc(e->dev, (size_t)(BATCH * width[0]) * 2, &e->host_in));
+    assert_ok(bc_host_alloc(e->dev, (size_t)(BATCH * width[LAYERS]) * 2, &e->host_out));
+}
+
+static inline bc_gemm_desc layer_desc(const env *e, int l, const char *config)
+{
+    bc_gemm_desc d;
+    bc_gemm_desc_default(&d);
+    d.m = BATCH, d.n = width[l + 1], d.k = width[l];
+    d.a = e->act[l], d.b = e->w[l], d.d = e->act[l + 1], d.bias = e->bias[l];
+    d.relu = l + 1 < LAYERS;
+    d.config = config;
+    return d;
+}
+
+static inline void make_plans(env *e)
+{
+    for (int l = 0; l < LAYERS; l++) {
+        bc_gemm_desc d = layer_desc(e, l, "sm90_64x32");
+        assert_ok(bc_gemm_plan_create(e->dev, &d, &e->plan[l]));
+    }
+}
+
+static inline const bc_gemm_plan *const *plans_of(const env *e) { return (const bc_gemm_plan *const *)e->plan; }
+
+/* The copies of the zero-copy mode: the input into act[0], act[3] out. */
+static inline bc_resident_config io_config(const env *e, bc_resident_copy *in, bc_resident_copy *out)
+{
+    bc_resident_config c;
+    bc_resident_config_default(&c);
+    *in = (bc_resident_copy){e->host_in, e->act[0], (size_t)(BATCH * width[0]) * 2};
+    *out = (bc_resident_copy){e->host_out, e->act[LAYERS], (size_t)(BATCH * width[LAYERS]) * 2};
+    c.inputs = in, c.input_count = 1;
+    c.outputs = out, c.output_count = 1;
+    return c;
+}
+
+/* The MLP's plans in an executor with the defaults, started. */
+static inline bc_resident *started_mlp(env *e)
+{
+    env_open(e);
+    make_plans(e);
+    bc_resident *res = NULL;
+    assert_ok(bc_resident_create(e->dev, plans_of(e), LAYERS, NULL, &res));
+    assert_ok(bc_resident_start(res, e->s));
+    return res;
+}
+
+/* Creation fails with `want` naming `field`; nothing is created or leaked. */
+static inline void expect_reject(env *e, const bc_gemm_plan *const *plans, int count,
+                                 const bc_resident_config *cfg, bc_status want, const char *field)
+{
+    bc_resident *res = (bc_resident *)(uintptr_t)0x1234;
+    bc_pool_stats dev0, host0, dev1, host1;
+    assert_ok(bc_pool_get_stats(e->dev, BC_POOL_DEVICE, &dev0));
+    assert_ok(bc_pool_get_stats(e->dev, BC_POOL_HOST, &host0));
+    const int live = fake_live_objects();
+    assert_status(bc_resident_create(e->dev, plans, count, cfg, &res), want);
+    assert_ptr_equal(res, (bc_resident *)(uintptr_t)0x1234);
+    assert_int_equal(fake_live_objects(), live);
+    assert_ok(bc_pool_get_stats(e->dev, BC_POOL_DEVICE, &dev1));
+    assert_ok(bc_pool_get_stats(e->dev, BC_POOL_HOST, &host1));
+    assert_int_equal(dev1.bytes_in_use, dev0.bytes_in_use);
+    assert_int_equal(host1.bytes_in_use, host0.bytes_in_use);
+    bc_error_detail det;
+    bc_last_error(&det);
+    assert_int_equal(det.status, want);
+    if (strcmp(det.call, field) != 0)
+        fail_msg("rejected for '%s' (%s), expected '%s'", det.call, det.message, field);
+}
+
+#endif
