@@ -404,7 +404,7 @@ BC_DEVICE uint32_t sm90_sk_finish(sm90_shape g, const sm90_skfin *f, const float
             continue;
         }
         const uint64_t src = f->ws + (uint64_t)bc_sk_slot(f->sk, f->tile, p) * slot_bytes + mine;
-        bc_f32x4 x[32];
+        bc_f32x4 x[16]; /* bn / 8 of them: bn <= 128 (BC__SM90_SK_OK) */
 #pragma unroll
         for (uint32_t i = 0; i < g.bn / 8u; i++)
             x[i] = bc_ld_cg_v4f32(src + 2048u * i);

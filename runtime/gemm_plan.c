@@ -316,10 +316,7 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     bc_sk sk;
     if (k.stream_k && c->kernel_sk && dev->image.fn[c->kernel_sk] == NULL) {
         st = BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "stream_k", "the stream-K kernel %s is not loaded: %s",
-                     bc__gemm_kernel_name(c->kernel_sk),
-                     dev->cfg.skip_kernel_load ? "the device was opened with skip_kernel_load"
-                                               : "the device was opened without BC_KERNELS_STREAM_K in "
-                                                 "bc_device_config.kernel_groups");
+                     bc__gemm_kernel_name(c->kernel_sk), bc__image_group_missing(dev, BC_KERNELS_STREAM_K));
         goto fail_free;
     }
     if (k.stream_k && bc__gemm_stream_k(c, &pl->params, sms, &sk)) {

@@ -350,10 +350,10 @@ bc_status bc__gemm_choose(const bc_device *dev, const bc_gemm_desc *d, const bc_
     if (fn == NULL) /* only a named family's (the optional portable group on sm_90a) or no kernel at all */
         return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "kernel %s is not loaded: %s",
                        bc__gemm_kernel_name(c->kernel[d->ab_type][d->d_type]),
-                       dev->cfg.skip_kernel_load ? "the device was opened with skip_kernel_load"
-                       : named_family != NULL && family_role(named_family, dev) == BC__ROLE_NAMED
-                           ? "the device was opened without BC_KERNELS_PORTABLE in bc_device_config.kernel_groups"
-                           : "the image lacks it");
+                       !dev->cfg.skip_kernel_load && (named_family == NULL ||
+                                                      family_role(named_family, dev) != BC__ROLE_NAMED)
+                           ? "the image lacks it"
+                           : bc__image_group_missing(dev, BC_KERNELS_PORTABLE));
     *out = c;
     *out_split = split;
     *out_fn = fn;

@@ -213,6 +213,18 @@ bc_status bc__image_load(bc_device *dev, bc__image *img, bc__image_timing *out_t
                                bc__fatbin_entry_count, bc__fatbin_headers_digest, out_timing);
 }
 
+const char *bc__image_group_missing(const bc_device *dev, uint32_t group)
+{
+    if (dev->cfg.skip_kernel_load)
+        return "the device was opened with skip_kernel_load";
+    return group == BC_KERNELS_RESIDENT   ? "the device was opened without BC_KERNELS_RESIDENT in "
+                                            "bc_device_config.kernel_groups"
+           : group == BC_KERNELS_PORTABLE ? "the device was opened without BC_KERNELS_PORTABLE in "
+                                            "bc_device_config.kernel_groups"
+                                          : "the device was opened without BC_KERNELS_STREAM_K in "
+                                            "bc_device_config.kernel_groups";
+}
+
 void bc__image_unload(bc__image *img)
 {
     if (img == NULL)

@@ -57,4 +57,9 @@ bc_status bc__image_load_from(bc_device *dev, bc__image *img, const uint8_t *buf
  * it was. */
 void bc__image_unload(bc__image *img);
 
+/* Why a kernel of optional group `group` (one BC_KERNELS_* bit) is not
+ * resolved on dev: opened with skip_kernel_load, or without the group (the
+ * flag named), for the messages of the plans that need it. */
+const char *bc__image_group_missing(const bc_device *dev, uint32_t group);
+
 #endif

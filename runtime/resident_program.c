@@ -279,9 +279,7 @@ bc_status bc__resident_build(bc_device *dev, const bc_gemm_plan *const *plans, i
     out->fn = dev->image.fn[kernels[k].kernel];
     if (out->fn == NULL)
         return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "the resident kernel for %s is not loaded: %s",
-                       kernels[k].config,
-                       dev->cfg.skip_kernel_load ? "the device was opened with skip_kernel_load"
-                       : "the device was opened without BC_KERNELS_RESIDENT in bc_device_config.kernel_groups");
+                       kernels[k].config, bc__image_group_missing(dev, BC_KERNELS_RESIDENT));
     out->plans = (uint32_t)count;
     for (uint32_t i = 0; i <= k0 && !out->config; i++) /* the whole-tile name, listed first */
         if (kernels[i].kernel == kernels[k0].kernel)
