@@ -30,14 +30,33 @@
  * fill every SM), in k-blocks (measured). */
 #define BC_SPLIT_COST_KB 24u
 
+/* Rows of A or B off the 128-byte grid (a row pitch that is not a multiple
+ * of 128 bytes: K not a multiple of 64 in packed 16-bit operands, most K)
+ * slow every tile's TMA loads, and the 256-wide tile's least. Measured on
+ * the H100 (each tile forced, K against the aligned K next to it per
+ * k-block, 8 shapes of 512..12000 rows; kernels_ptx/PERF_NOTES.md,
+ * change 59): pitches on 32-byte sectors but off the lines cost 128x256
+ * 1.01-1.03x, 128x128 1.05x at 8 k-blocks and 1.22x at 32, 128x64
+ * 1.16-1.20x, 64x32 1.01-1.15x; pitches off the sectors (K an odd multiple
+ * of 8) 1.23-1.42x, 1.42-1.69x, 1.55-1.68x, 1.39-1.71x. So the rule credits
+ * the 256-wide tiles (whole and split) with the difference against
+ * 128x128, the tile it weighs them against: 17% off the sectors, and off
+ * the lines 13% at 32 k-blocks and more, less in proportion below. */
+#define BC_SM90_OFF_MIN_BN 256u
+#define BC_SM90_OFF_LINE_PCT 13u
+#define BC_SM90_OFF_SECTOR_PCT 17u
+#define BC_SM90_OFF_FULL_KB 32u
+
 /* What every entry shares: the tile, threads, shared memory, TMA, PDL, one
- * kernel for every type pair, and the skinny-M range (stages of fewer A
- * rows than the tile's: M <= those rows). */
+ * kernel for every type pair, the skinny-M range (stages of fewer A rows
+ * than the tile's: M <= those rows), and the off-grid credit. */
 #define SM90_COMMON(nm, id, w, cons, bn_, stages, ar)                                              \
     .name = "sm90_" nm, .bm = 64u * (cons), .bn = (bn_), .bk = BC_SM90_BK,                         \
     .threads = BC_SM90_THREADS(cons), .smem_bytes = BC_SM90_SMEM_BYTES(cons, bn_, stages, ar),     \
     .a_rows = (ar), .max_m = (ar) < 64u * (cons) ? (ar) : 0u, .weight_pct = (w), .tma = 1, .pdl = 1, \
-    .kernel = {{id, id, id}, {id, id, id}}
+    .off_line_pct = (bn_) >= BC_SM90_OFF_MIN_BN ? BC_SM90_OFF_LINE_PCT : 0u,                       \
+    .off_sector_pct = (bn_) >= BC_SM90_OFF_MIN_BN ? BC_SM90_OFF_SECTOR_PCT : 0u,                   \
+    .off_full_kb = BC_SM90_OFF_FULL_KB, .kernel = {{id, id, id}, {id, id, id}}
 #define SM90_CONFIG(nm, id, w, cons, bn_, stages, ks, ar)                                          \
     {                                                                                              \
         SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .tma_store = !(ks), .split = (ks),          \

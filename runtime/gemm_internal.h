@@ -20,6 +20,11 @@ typedef struct bc__gemm_config {
     uint32_t smem_bytes;
     uint32_t tmem_cols;      /* tensor-memory columns each CTA allocates (Blackwell), else 0 */
     uint32_t weight_pct;     /* the rule's relative throughput of a full wave (README) */
+    uint32_t off_line_pct;   /* the rule's credit, in % of the cost, where A's or B's rows do not start on
+                                128-byte lines (scaled by K up to off_full_kb k-blocks) ... */
+    uint32_t off_sector_pct; /* ... or not even on 32-byte sectors: this configuration's loads lose that much
+                                less there than the others' (0: no credit) */
+    uint32_t off_full_kb;
     int tma;                 /* A and B are read through tensor maps (else through params.a/b) */
     int tma_store;           /* the epilogue can store D through tmap_d */
     int split;               /* split-K over a cluster of S = 2, 4 or 8 CTAs per tile */

@@ -116,6 +116,20 @@ static int sk_schedule(const bc__gemm_config *c, uint32_t tiles, uint32_t kb, ui
  * clusters of 8 on more than cluster8_pct of the SMs) over the
  * configuration's relative throughput (weight). Integer arithmetic, so
  * the choice is the same on every host. */
+/* The configuration's credit, in % of its cost, for A's or B's rows off
+ * the 128-byte grid (gemm_family_sm90.c, BC_SM90_OFF_LINE_PCT): full off
+ * the 32-byte sectors, and off the lines scaled by the k-blocks up to
+ * off_full_kb (the loss grows with K there). */
+static uint64_t off_grid_credit(const bc__gemm_config *c, const bc_gemm_desc *d, uint64_t kb)
+{
+    const uint64_t es = bc__dtype_bytes(d->ab_type), pa = (uint64_t)d->lda * es, pb = (uint64_t)d->ldb * es;
+    if (pa % 32u || pb % 32u)
+        return c->off_sector_pct;
+    if ((pa % 128u || pb % 128u) && c->off_full_kb)
+        return c->off_line_pct * (kb < c->off_full_kb ? kb : c->off_full_kb) / c->off_full_kb;
+    return 0;
+}
+
 static uint64_t rule_cost(const bc__gemm_config *c, uint32_t s, const bc_gemm_desc *d, uint32_t sms)
 {
     const uint64_t wave = round_ctas(c, s, sms);
@@ -123,7 +137,8 @@ static uint64_t rule_cost(const bc__gemm_config *c, uint32_t s, const bc_gemm_de
     const uint64_t kb = bc__ceil_div((uint64_t)d->k, c->bk);
     const int crowded = s >= 8 && c->cluster8_pct && ctas * 100u > (uint64_t)sms * c->cluster8_pct;
     const uint64_t work = (kb + s - 1) / s + (s > 1 ? c->split_cost_kb : 0) + (crowded ? c->cluster8_cost_kb : 0);
-    return waves * c->bm * c->bn * work * 100u / c->weight_pct;
+    const uint64_t cost = waves * c->bm * c->bn * work * 100u / c->weight_pct;
+    return cost * 100u / (100u + off_grid_credit(c, d, kb));
 }
 
 /* A skinny split the rule does not consider: more CTAs than one round

@@ -10,11 +10,15 @@ The rule is runtime/gemm_rule.c's rule_cost() over runtime/gemm_family_sm90.c's 
 integer arithmetic: for every candidate (whole-tile configurations with split
 1; split-K configurations with S = 2, 4, 8 up to the k-blocks)
 
-    cost = waves * BM * BN * work * 100 // weight
+    cost = waves * BM * BN * work * 100 // weight * 100 // (100 + credit)
     waves = ceil(ceil(M/BM) * ceil(N/BN) * S / SMs)
     work  = ceil(ceil(K/BK) / S) + (S > 1) * split_cost
             + (S = 8 on more CTAs than its clusters-of-8 share of the SMs) * clusters-of-8 cost
             + tile_kb + c_kb * (C read) + f32_kb * (f32 output)
+
+    credit = the 256-wide tiles' credit for rows off the 128-byte grid (off the 32-byte
+             sectors: BC_SM90_OFF_SECTOR_PCT; off the lines: BC_SM90_OFF_LINE_PCT x
+             min(K's k-blocks, BC_SM90_OFF_FULL_KB) / BC_SM90_OFF_FULL_KB; packed rows, pitch 2K)
 
 and the least cost wins (first in table order on a tie), except that within
 its M range a skinny-M configuration wins over every other one (the costs
@@ -66,9 +70,11 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
     with open(abi_h) as f:
         abi = f.read()
 
-    def define(text, name):
+    def define(text, name, default=None):
         m = re.search(r"#define\s+" + name + r"\s+(\d+)u?\b", text)
         if not m:
+            if default is not None:
+                return default
             raise ValueError(f"cannot find #define {name}")
         return int(m.group(1))
 
@@ -101,6 +107,11 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
             # the skinny twin (least M 1) also up to wide_kb k-blocks when its tiles outnumber half the SMs
             # (gemm_family_sm90.c, SM90_SHORT_K_CONFIG)
             cfg["wide_kb"] = define(plan, "BC_SM90_SKINNY_SHORT_K_WIDE_KB") if cfg["min_m"] <= 1 else 0
+        # the off-grid credit of the wide tiles (gemm_family_sm90.c, BC_SM90_OFF_LINE_PCT; 0 where the table has none)
+        wide = bn >= define(plan, "BC_SM90_OFF_MIN_BN", 1 << 30)
+        cfg["off_line"] = define(plan, "BC_SM90_OFF_LINE_PCT", 0) if wide else 0
+        cfg["off_sector"] = define(plan, "BC_SM90_OFF_SECTOR_PCT", 0) if wide else 0
+        cfg["off_full_kb"] = define(plan, "BC_SM90_OFF_FULL_KB", 0)
         cfgs.append(cfg)
     if not cfgs:
         raise ValueError(f"no SM90_CONFIG entries in {plan_c}")
@@ -148,6 +159,16 @@ def past_one_round(cfg, s, m, n, sms):
     return s > 1 and bool(cfg.get("wave_pct")) and cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) * s > wave_of(cfg, s, sms)
 
 
+def off_grid_credit(cfg, k):
+    """gemm_rule.c, off_grid_credit, for packed 16-bit operands (row pitch 2K bytes, as the sweeps draw them)."""
+    pitch, kb = 2 * k, cdiv(k, 64)
+    if pitch % 32:
+        return cfg.get("off_sector", 0)
+    if pitch % 128 and cfg.get("off_full_kb"):
+        return cfg.get("off_line", 0) * min(kb, cfg["off_full_kb"]) // cfg["off_full_kb"]
+    return 0
+
+
 def rule_cost(cfg, s, m, n, k, sms, rule, weight=None, c_read=False, f32=False):
     ctas = cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) * s
     waves = cdiv(ctas, wave_of(cfg, s, sms))
@@ -156,7 +177,8 @@ def rule_cost(cfg, s, m, n, k, sms, rule, weight=None, c_read=False, f32=False):
     crowded = s >= 8 and cfg.get("c8_pct") and ctas * 100 > sms * cfg["c8_pct"]
     work = cdiv(kb, s) + ((cfg.get("split_cost") or rule["split_cost"]) if s > 1 else 0) + ex["tile_kb"] + (ex["c_kb"] if c_read else 0) + \
         (ex["f32_kb"] if f32 else 0) + (cfg["c8_cost"] if crowded else 0)
-    return waves * cfg["bm"] * cfg["bn"] * work * 100 // (weight if weight is not None else cfg["weight"])
+    cost = waves * cfg["bm"] * cfg["bn"] * work * 100 // (weight if weight is not None else cfg["weight"])
+    return cost * 100 // (100 + off_grid_credit(cfg, k))
 
 
 def short_k_takes(cfg, m, n, k, sms):
@@ -288,7 +310,8 @@ def prepare(shapes, rule):
             cands.append({"cfg": cfg["name"], "s": s, "t": t,
                           "area_waves": cdiv(ctas, wave_of(cfg, s, sh["sms"])) * cfg["bm"] * cfg["bn"],
                           "kb": cdiv(cdiv(k, cfg["bk"]), s), "outright": precedence(cfg),
-                          "split_cost": cfg.get("split_cost"), "c8": cfg["c8_cost"] if crowded else 0})
+                          "split_cost": cfg.get("split_cost"), "c8": cfg["c8_cost"] if crowded else 0,
+                          "credit": off_grid_credit(cfg, k)})
         measured = [c["t"] for c in cands if c["t"] is not None]
         if not measured:
             continue
@@ -304,7 +327,7 @@ def pick(p, params):
     for c in p["cands"]:
         own = c.get("split_cost")
         work = c["kb"] + ((own or sc) if c["s"] > 1 else 0) + extra + c.get("c8", 0)
-        cost = (c["outright"], c["area_waves"] * work * 100 // w[c["cfg"]])
+        cost = (c["outright"], c["area_waves"] * work * 100 // w[c["cfg"]] * 100 // (100 + c.get("credit", 0)))
         if best is None or cost < best[0]:
             best = (cost, c)
     return best[1]

@@ -323,6 +323,9 @@ class Subsets(unittest.TestCase):
         self.check(t, "beta·C (`c`, `c_alias`)", 0, None, None)
         self.check(t, "K <= 128 (one or two k-blocks)", 2, 1.0, 0.5)  # sqrt(2.0 * 0.5)
         self.check(t, "K a multiple of 64 (rows on the 128-byte grid)", 1, 0.5, 0.5)
+        # K = 16: on the sectors, off the lines; K = 200 = 25 x 8: off the sectors
+        self.check(t, "K a multiple of 16, not of 64 (rows on 32-byte sectors, off the lines)", 1, 2.0, 2.0)
+        self.check(t, "K an odd multiple of 8 (rows off the 32-byte sectors)", 1, 1.0, 1.0)
         # D rows: 1 x 2 B no; 8 x 2 B = 16 yes; 204 x 4 B (f32 out) = 816 yes (408 in 2-byte elements: no)
         self.check(t, "D rows 16-byte multiples", 2, half, 0.5)
         self.check(t, "D rows not 16-byte multiples", 1, 2.0, 2.0)

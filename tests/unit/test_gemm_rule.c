@@ -1,6 +1,7 @@
 /* The configuration rule on the fake driver (an H100-like device, 132 SMs):
- * the documented choices on the benchmark list's shapes, the skinny split
- * within one round of clusters, and N = 1 run transposed. */
+ * the documented choices on the benchmark list's shapes, the credit of the
+ * wide tiles for rows off the 128-byte grid, the skinny split within one
+ * round of clusters, and N = 1 run transposed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -138,6 +139,45 @@ static void test_config_rule(void **state)
     assert_int_equal((p.tmap_a[2] >> 32) & 0xFF, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
     assert_int_equal((p.tmap_b[2] >> 32) & 0xFF, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
     assert_int_equal((p.tmap_d[2] >> 32) & 0xFF, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+    env_close(&e);
+}
+
+/* Rows of A or B off the 128-byte grid: the 256-wide tiles lose least
+ * there, and the rule credits them (gemm_family_sm90.c,
+ * BC_SM90_OFF_LINE_PCT). 3000x3000 and 700x12000 take 128x128 with their
+ * rows on the grid and 128x256 with them off it (measured on the H100:
+ * 3000x3000x2056 113.4 us on 128x128, 98.9 on 128x256). The pitch decides,
+ * not K: the same K with rows padded onto the grid keeps 128x128. Off the
+ * lines (pitch a multiple of 32 bytes) the credit grows with K: at 9
+ * k-blocks it is 3%, too little to move 3000x3000x544 (128x128 27.1 us,
+ * 128x256 30.2). */
+static void test_off_grid_credit(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    static const struct {
+        int64_t m, n, k, ld; /* ld: A's and B's leading dimension, 0 = K */
+        const char *kernel;
+    } cases[] = {
+        {3000, 3000, 2048, 0, "bc_gemm_sm90_128x128"},    /* on the grid */
+        {3000, 3000, 2056, 0, "bc_gemm_sm90_128x256"},    /* off the 32-byte sectors */
+        {3000, 3000, 2072, 0, "bc_gemm_sm90_128x256"},
+        {3000, 3000, 2080, 0, "bc_gemm_sm90_128x256"},    /* off the lines, 33 k-blocks: the full 13% */
+        {3000, 3000, 2056, 2112, "bc_gemm_sm90_128x128"}, /* the same K, rows padded onto the grid */
+        {3000, 3000, 544, 0, "bc_gemm_sm90_128x128"},     /* off the lines, 9 k-blocks: 3% */
+        {700, 12000, 2064, 0, "bc_gemm_sm90_128x256"},    {700, 12000, 2048, 0, "bc_gemm_sm90_128x128"},
+        {700, 12000, 520, 0, "bc_gemm_sm90_128x256"},
+    };
+    const fake_launch *l = NULL;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
+        if (cases[i].ld)
+            d.lda = d.ldb = cases[i].ld;
+        launch_and_decode(&e, &d, &l);
+        if (strcmp(l->kernel, cases[i].kernel) != 0)
+            fail_msg("%lldx%lldx%lld ld %lld: chose %s, the rule says %s", (long long)cases[i].m, (long long)cases[i].n,
+                     (long long)cases[i].k, (long long)cases[i].ld, l->kernel, cases[i].kernel);
+    }
     env_close(&e);
 }
 
@@ -520,6 +560,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         ft_test(test_config_rule),
+        ft_test(test_off_grid_credit),
         ft_test(test_skinny_split_one_round),
         ft_test(test_n1_transposed),
         ft_test(test_dot_kernel),
