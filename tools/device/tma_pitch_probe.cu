@@ -7,12 +7,13 @@
 // 2048-row matrix (each row-block read by several CTAs, as a GEMM's A
 // row-block is read by its tile columns) across 63 k-blocks, four times,
 // through a ring of shared slots; no arithmetic. The matrix stays in L2.
-// On the H100 (CUDA 13.0; kernels_ptx/PERF_NOTES.md, change 59): a pitch
-// on 32-byte sectors but off the lines costs TMA nothing at 64 and 128 rows
-// (163 / 299 ns a load aligned, 163 / 302 at 96 bytes off); a pitch off the
-// sectors (an odd multiple of 16 bytes) costs 20-24% (196 / 371 ns), and
-// 256-row boxes lose even on the sectors (305 -> 483-697 ns). cp.async is
-// insensitive to the pitch but slower (409 / 497 ns at 64 / 128 rows).
+// On the H100 (CUDA 13.0; kernels_ptx/PERF_NOTES.md, change 59), this
+// version: 128-row TMA boxes take 303-309 ns a load on the grid and at 96
+// or 64 bytes past a line, 376 ns off the 32-byte sectors (a pitch that is
+// an odd multiple of 16 bytes: +22%); 64-row boxes 214-218 ns at every
+// pitch; 256-row boxes lose even on the sectors (308 -> 421-702 ns).
+// cp.async does not care about the pitch (but 256 rows off the sectors)
+// and is slower: 335 / 422 / 593 ns at 64 / 128 / 256 rows.
 // Build and run: nvcc -arch=sm_90a -o /tmp/tp tools/device/tma_pitch_probe.cu -lcuda && /tmp/tp
 #include <cuda.h>
 #include <cuda_runtime.h>
