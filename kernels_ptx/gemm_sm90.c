@@ -66,6 +66,12 @@ extern __attribute__((address_space(3))) __attribute__((aligned(1024))) uint8_t 
  * ordering then holds thread by thread, as compute-sanitizer's racecheck
  * tracks it, not only through the consumer's barrier) */
 #define SM90_EMPTY_ARRIVALS(g) ((g).dn ? 128u * (g).cons : (g).cons)
+/* The multicast twin (sm90_shape.mc): a cluster of two CTAs walks pairs of
+ * tiles (rows 2p and 2p + 1 of a column); each CTA loads its half of the
+ * shared B and multicasts it to both, so each B row is asked of the L2 once
+ * a pair. A stage is refilled only when both CTAs' consumers have freed it:
+ * each consumer arrives on its own CTA's empty barrier and on the peer's. */
+#define SM90_MC(g) ((g).mc != 0)
 
 typedef struct sm90_sched {
     uint32_t tiles_m, tiles_n, k_blocks, group_m;
@@ -78,6 +84,7 @@ typedef struct sm90_shape {
     uint32_t cons, bn, stages, ks, ar;
     uint32_t dn; /* the short-K twins' dense-row kernels (BC_GEMM_F_DENSE_A; see sm90_dense_layout) */
     uint32_t sk; /* the stream-K kernels (a whole-tile configuration's twin in the optional group) */
+    uint32_t mc; /* the multicast twin of a whole-tile configuration (SM90_MC) */
 } sm90_shape;
 
 /* Shared-memory map, from the 1024-byte aligned base: the stages, the
@@ -102,10 +109,36 @@ BC_DEVICE uint32_t sm90_empty(sm90_shape g, uint32_t base, uint32_t s)
 
 /* The CTA's walk over work: whole-tile kernels take tiles b, b + G, ...;
  * a split-K cluster takes the one tile of its cluster index. */
-BC_DEVICE uint32_t sm90_first(sm90_shape g) { return g.ks ? bc_clusterid_x() : bc_ctaid_x(); }
+BC_DEVICE uint32_t sm90_first(sm90_shape g)
+{
+    if (SM90_MC(g))
+        return bc_clusterid_x();
+    return g.ks ? bc_clusterid_x() : bc_ctaid_x();
+}
 BC_DEVICE uint32_t sm90_stride(sm90_shape g, const sm90_sched *sc)
 {
+    if (SM90_MC(g))
+        return bc_nctaid_x() / 2u;
     return g.ks ? sc->tiles_m * sc->tiles_n : bc_nctaid_x();
+}
+/* The end of the walk over `tiles` whole tiles: for the multicast twin,
+ * over pairs of tile rows instead (a pair's second row may lie past M: its
+ * CTA still loads and multicasts its half of B, and its stores, all
+ * outside D, write nothing). */
+BC_DEVICE uint32_t sm90_walk_end(sm90_shape g, const sm90_sched *sc, uint32_t tiles)
+{
+    return SM90_MC(g) ? (sc->tiles_m + 1u) / 2u * sc->tiles_n : tiles;
+}
+/* Walk index t's tile: the raster of tile_sched.h, or for the multicast
+ * twin that raster over pairs of tile rows, the CTA's rank picking the row
+ * of its pair. */
+BC_DEVICE bc_tile sm90_tile_at(sm90_shape g, const sm90_sched *sc, uint32_t t)
+{
+    if (!SM90_MC(g))
+        return bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m);
+    bc_tile p = bc_tile_of(t, (sc->tiles_m + 1u) / 2u, sc->tiles_n, sc->group_m / 2u ? sc->group_m / 2u : 1u);
+    p.m = 2u * p.m + bc_cluster_ctarank();
+    return p;
 }
 
 /* The k-blocks this CTA reduces for a tile: all of them, or its share
@@ -270,7 +303,13 @@ BC_DEVICE void sm90_produce_tile(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b,
         }
         bc_mbar_arrive_expect_tx(full, BC_SM90_STAGE_BYTES(g.ar, g.bn));
         bc_tma_load_2d(sa, tmap_a, k0, (int32_t)ra0, full);
-        bc_tma_load_2d(sa + BC_SM90_A_STAGE_BYTES(g.ar), tmap_b, k0, (int32_t)rb0, full);
+        if (SM90_MC(g)) { /* this CTA's half of B, to both CTAs of the pair */
+            const uint32_t r = bc_cluster_ctarank();
+            bc_tma_load_2d_multicast(sa + BC_SM90_A_STAGE_BYTES(g.ar) + r * (g.bn / 2u) * 128u, tmap_b, k0,
+                                     (int32_t)(rb0 + r * (g.bn / 2u)), full, 3);
+        } else {
+            bc_tma_load_2d(sa + BC_SM90_A_STAGE_BYTES(g.ar), tmap_b, k0, (int32_t)rb0, full);
+        }
         sm90_advance(g, stage, phase);
     }
     if (e->flags & BC_GEMM_F_C_SMEM)
@@ -296,8 +335,8 @@ BC_DEVICE void sm90_producer(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uin
     const uint32_t tiles = sm90_whole_end(g, sc);
     uint32_t stage = 0, phase = 0, kb0, kb1;
     sm90_k_range(g, sc, &kb0, &kb1);
-    for (uint32_t t = sm90_first(g); t < tiles; t += sm90_stride(g, sc))
-        sm90_produce_tile(g, tmap_a, tmap_b, tmap_c, e, bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m), kb0,
+    for (uint32_t t = sm90_first(g); t < sm90_walk_end(g, sc, tiles); t += sm90_stride(g, sc))
+        sm90_produce_tile(g, tmap_a, tmap_b, tmap_c, e, sm90_tile_at(g, sc, t), kb0,
                           kb1, base, esize, &stage, &phase);
     const uint32_t cta = bc_ctaid_x();
     if (!sm90_has_sk(g) || cta >= sc->sk.ctas)
@@ -329,14 +368,20 @@ BC_DEVICE void sm90_mainloop(sm90_shape g, float *acc, uint32_t base, uint32_t c
         bc_wgmma_commit();
         /* keep this k-block's group in flight; the previous one is done */
         bc_wgmma_wait(1);
-        if (kb > kb0 && (g.dn || t128 == 0))
+        if (kb > kb0 && (g.dn || t128 == 0)) {
             bc_mbar_arrive(sm90_empty(g, base, prev));
+            if (SM90_MC(g))
+                bc_mbar_arrive_cluster(sm90_empty(g, base, prev), bc_cluster_ctarank() ^ 1u);
+        }
         prev = *stage;
         sm90_advance(g, stage, phase);
     }
     bc_wgmma_wait(0);
-    if (g.dn || t128 == 0) /* SM90_EMPTY_ARRIVALS */
+    if (g.dn || t128 == 0) { /* SM90_EMPTY_ARRIVALS */
         bc_mbar_arrive(sm90_empty(g, base, prev));
+        if (SM90_MC(g))
+            bc_mbar_arrive_cluster(sm90_empty(g, base, prev), bc_cluster_ctarank() ^ 1u);
+    }
 #pragma unroll
     for (uint32_t i = 0; i < g.bn / 2; i++)
         asm volatile("" : "+f"(acc[i])::"memory"); /* no accumulator read above the wait */
@@ -438,8 +483,11 @@ BC_DEVICE void sm90_release_c(sm90_shape g, uint32_t base, uint32_t esize, uint3
     const uint32_t n = sm90_c_stages(g, esize);
     bc_bar_sync(at->bar, 128);
     if (g.dn || at->t128 == 0) /* SM90_EMPTY_ARRIVALS */
-        for (uint32_t i = 0, s = first; i < n; i++, s = s + 1u == g.stages ? 0u : s + 1u)
+        for (uint32_t i = 0, s = first; i < n; i++, s = s + 1u == g.stages ? 0u : s + 1u) {
             bc_mbar_arrive(sm90_empty(g, base, s));
+            if (SM90_MC(g))
+                bc_mbar_arrive_cluster(sm90_empty(g, base, s), bc_cluster_ctarank() ^ 1u);
+        }
 }
 
 /* One tile for consumer c: its main loop over k-blocks [kb0, kb1) from the
@@ -514,8 +562,8 @@ BC_DEVICE void sm90_consumer(sm90_shape g, const sm90_sched *sc, const bc_epi *e
     sm90_k_range(g, sc, &kb0, &kb1);
     bc_sm90_epi_at at = {0, 0, sm90_epi_buf(g, base, c), SM90_BAR_EPI0 + c, t128, tmap_d,
                          c, sm90_stage(g, base, 0), 0, BC_SM90_STAGE_BYTES(g.ar, g.bn), g.stages};
-    for (uint32_t t = sm90_first(g); t < tiles; t += sm90_stride(g, sc))
-        sm90_consume_tile(g, e, acc, &at, bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m), kb0, kb1, base, c,
+    for (uint32_t t = sm90_first(g); t < sm90_walk_end(g, sc, tiles); t += sm90_stride(g, sc))
+        sm90_consume_tile(g, e, acc, &at, sm90_tile_at(g, sc, t), kb0, kb1, base, c,
                           f16, out_t, &stage, &phase, &seq, (const sm90_skfin *)0);
     const uint32_t cta = bc_ctaid_x();
     if (sm90_has_sk(g) && cta < sc->sk.ctas)
@@ -537,7 +585,7 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
     const uint32_t tid = bc_tid_x();
     if (tid < g.stages) { /* one thread per stage: the inits overlap */
         bc_mbar_init(sm90_full(g, base, tid), 1);
-        bc_mbar_init(sm90_empty(g, base, tid), SM90_EMPTY_ARRIVALS(g));
+        bc_mbar_init(sm90_empty(g, base, tid), SM90_MC(g) ? 2u * g.cons : SM90_EMPTY_ARRIVALS(g));
         bc_mbar_fence_init();
     }
     if (tid == BC_SM90_PRODUCER_THREADS - 32u) { /* another warp: the prefetches overlap the inits */
@@ -549,6 +597,8 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
             bc_tma_prefetch_desc(tmap_c);
     }
     bc_syncthreads();
+    if (SM90_MC(g)) /* the peer's barriers are initialised before anything arrives on them */
+        bc_cluster_sync();
     /* launched with programmatic serialization: the set-up above overlapped
      * the previous kernel's tail; no global memory is touched before this */
     bc_griddep_wait();
@@ -577,6 +627,8 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
     }
     /* every wait and arrival is done: retire the barriers */
     bc_syncthreads();
+    if (SM90_MC(g)) /* and the peer's: its last multicasts and arrivals here are done */
+        bc_cluster_sync();
     if (tid < g.stages) {
         bc_mbar_inval(sm90_full(g, base, tid));
         bc_mbar_inval(sm90_empty(g, base, tid));
@@ -586,10 +638,10 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
 /* One kernel per configuration. The parameter is only ever read field by
  * field, and the tensor maps by their parameter-space address, so it never
  * leaves parameter space. */
-#define BC__SM90_KERNEL(name, dn, sk, cons, bn, stages, ks, ar)                                    \
+#define BC__SM90_KERNEL(name, dn, sk, mc, cons, bn, stages, ks, ar)                                \
     BC_KERNEL void name(bc_gemm_params p)                                                          \
     {                                                                                              \
-        const sm90_shape g = {cons, bn, stages, ks, ar, dn, sk};                                   \
+        const sm90_shape g = {cons, bn, stages, ks, ar, dn, sk, mc};                               \
         sm90_sched sc = {p.tiles_m, p.tiles_n, p.k_blocks, p.group_m,                              \
                          {p.sk_first, p.sk_tiles, p.sk_ctas, p.k_blocks}, p.sk_ws};                \
         bc_epi e = {p.d, p.c, p.bias, p.m, p.n, p.ldd, p.ldc, p.alpha, p.beta, p.flags, p.k};            \
@@ -597,11 +649,16 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
                   bc_param_addr(#name "_param_0", 256), bc_param_addr(#name "_param_0", 512), &sc, &e, \
                   p.ab_type == 1, (int)p.d_type);                                                  \
     }
-#define BC_SM90_KERNEL(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, 0, 0, cfg)
+#define BC_SM90_KERNEL(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, 0, 0, 0, cfg)
 /* a short-K twin's dense-row kernel (BC_GEMM_F_DENSE_A) */
-#define BC_SM90_KERNEL_DENSE(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, 1, 0, cfg)
+#define BC_SM90_KERNEL_DENSE(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, 1, 0, 0, cfg)
 /* a whole-tile configuration's stream-K twin (sk_sched.h) */
-#define BC_SM90_KERNEL_SK(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, 0, 1, cfg)
+#define BC_SM90_KERNEL_SK(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, 0, 1, 0, cfg)
+/* a whole-tile configuration's multicast twin (SM90_MC), launched in clusters of two */
+#define BC_SM90_KERNEL_MC(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, 0, 0, 1, cfg)
+/* what the multicast code assumes: whole tiles, B's rows in two halves of 128 (the B map's box) */
+#define BC__SM90_MC_OK(cons, bn, stages, ks, ar) (!(ks) && (bn) == 256 && (ar) == 64 * (cons))
+_Static_assert(BC__APPLY(BC__SM90_MC_OK, BC_SM90_CFG_128X256), "128x256m");
 /* what the stream-K code assumes: whole tiles of 64-row consumers with a long ring, at most 128 columns */
 #define BC__SM90_SK_OK(cons, bn, stages, ks, ar) (!(ks) && (bn) <= 128 && (stages) > BC_SM90_SHORT_K_STAGES && (ar) == 64 * (cons))
 _Static_assert(BC__APPLY(BC__SM90_SK_OK, BC_SM90_CFG_128X128), "128x128k");
@@ -660,3 +717,4 @@ BC_SM90_KERNEL_DENSE(bc_gemm_sm90_64x32td, BC_SM90_CFG_64X32T)
 BC_SM90_KERNEL_SK(bc_gemm_sm90_128x128k, BC_SM90_CFG_128X128)
 BC_SM90_KERNEL_SK(bc_gemm_sm90_128x64k, BC_SM90_CFG_128X64)
 BC_SM90_KERNEL_SK(bc_gemm_sm90_64x32k, BC_SM90_CFG_64X32)
+BC_SM90_KERNEL_MC(bc_gemm_sm90_128x256m, BC_SM90_CFG_128X256)

@@ -610,7 +610,7 @@ BC_DEVICE void res_kernel(sm90_shape g, uint64_t program, uint64_t sync, uint64_
 #define BC__RESIDENT_KERNEL(name, cons, bn, stages, ks, ar)                                                 \
     BC_KERNEL void name(bc_resident_params p)                                                               \
     {                                                                                                       \
-        const sm90_shape g = {cons, bn, stages, ks, ar, 0, 0};                                                 \
+        const sm90_shape g = {cons, bn, stages, ks, ar, 0, 0, 0};                                               \
         res_kernel(g, p.program, p.sync, p.doorbell, p.done, p.first_seq, p.ops, p.spin_ns, p.max_sleep_ns, \
                    p.sys_release);                                                                          \
     }

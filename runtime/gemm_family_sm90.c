@@ -62,6 +62,14 @@
         SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .tma_store = !(ks), .split = (ks),          \
         .persistent = !(ks), .split_cost_kb = BC_SPLIT_COST_KB,                                    \
     }
+/* A whole-tile configuration with a multicast twin (kernels_ptx/gemm_sm90.c,
+ * SM90_MC), which a plan takes where A's or B's rows are off the 32-byte
+ * sectors (gemm_plan.c, takes_mc). */
+#define SM90_CONFIG_MC(nm, id, mc_id, w, cons, bn_, stages, ks, ar)                                \
+    {                                                                                              \
+        SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .tma_store = 1, .persistent = 1,            \
+        .split_cost_kb = BC_SPLIT_COST_KB, .kernel_mc = (mc_id),                                   \
+    }
 /* A whole-tile configuration with a stream-K twin (kernels_ptx/sk_sched.h):
  * the rule may take its last partial round by stream-K where the caller
  * allows it (bc_gemm_desc.stream_k; gemm_rule.c, bc__gemm_stream_k). */
@@ -137,7 +145,7 @@
 #define BC_SM90_DOT_MAX_LOADS 12288u
 #define BC_K_DOT_ALL {BC_K_GEMM_SM90_DOT, BC_K_GEMM_SM90_DOT, BC_K_GEMM_SM90_DOT}
 static const bc__gemm_config configs[] = {
-    BC__APPLY(SM90_CONFIG, "128x256", BC_K_GEMM_SM90_128X256, 100, BC_SM90_CFG_128X256),
+    BC__APPLY(SM90_CONFIG_MC, "128x256", BC_K_GEMM_SM90_128X256, BC_K_GEMM_SM90_128X256M, 100, BC_SM90_CFG_128X256),
     BC__APPLY(SM90_CONFIG, "128x256s", BC_K_GEMM_SM90_128X256S, 100, BC_SM90_CFG_128X256S),
     BC__APPLY(SM90_CONFIG_SK, "128x128", BC_K_GEMM_SM90_128X128, BC_K_GEMM_SM90_128X128K, 90, BC_SM90_CFG_128X128),
     BC__APPLY(SM90_CONFIG, "128x128s", BC_K_GEMM_SM90_128X128S, 90, BC_SM90_CFG_128X128S),

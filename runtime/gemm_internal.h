@@ -41,6 +41,7 @@ typedef struct bc__gemm_config {
     uint32_t dense_min_pct;     /* ... taken only where it saves this % of A's row requests (gemm_plan.c) */
     uint32_t split_cost_kb;  /* split-K: the rule's cost of the exchange, in k-blocks */
     bc__kernel_id kernel_sk; /* 0: none; else its stream-K twin (sk_sched.h; the optional group BC_KERNELS_STREAM_K) */
+    bc__kernel_id kernel_mc; /* 0: none; else its multicast twin (clusters of two sharing B's loads; gemm_plan.c) */
     uint32_t cluster_wave_pct; /* 0: a split wave fills every SM; else the % of SMs its clusters fill at once */
     uint32_t cluster8_pct;     /* clusters of 8 on more than this % of the SMs ... */
     uint32_t cluster8_cost_kb; /* ... cost this many k-blocks more */
@@ -62,6 +63,7 @@ struct bc_gemm_plan {
     void *args[1];         /* = { &params } */
     bc_gemm_params params; /* the packed kernel parameter, tensor maps inside */
     bc_devptr sk_ws;       /* the stream-K workspace in the device arena, or 0 */
+    int mc;                /* the plan runs the configuration's multicast twin (kernel_mc) */
     bc_gemm_plan_info info;
 };
 

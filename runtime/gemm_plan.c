@@ -93,6 +93,31 @@ static uint32_t dense_flags(const bc_gemm_desc *d, const bc__gemm_config *c, con
                : 0u;
 }
 
+/* The multicast twin (kernels_ptx/gemm_sm90.c, SM90_MC): a cluster of two
+ * CTAs on tile rows 2p and 2p + 1 of a column, each loading half of their
+ * shared B for both, so B's rows are asked of the L2 once a pair. Rows of A
+ * or B off the 32-byte sectors (a pitch that is an odd multiple of 16
+ * bytes: K an odd multiple of 8) are fetched in many small requests, and
+ * there halving B's requests paid: on the H100 2048x2048x2040 38.6 -> 28.9
+ * us, 4096x4096x4088 281 -> 206, 996x2586x16152 270 -> 185; 28 such
+ * shapes at 0.84-0.87 of the time (geometric means). On rows on the
+ * sectors it did not (2048^3 26.3 -> 27.4, 2048x2048x2032 26.5 -> 27.5),
+ * nor on a grid of 16 pairs (1000^3: 15.5 -> 16.4), where the pair's
+ * lockstep costs more than the L2 saves: a plan takes it with at least
+ * BC_MC_MIN_PAIRS_PCT % of the SMs' worth of pairs. At 33 pairs it was
+ * even (768x2816x3000), and one grid of 40 lost (300x5000x3000, 35.0 ->
+ * 43.7 us; measured, not explained: 1024x2560x1000, also 40, gained 15%)
+ * (kernels_ptx/PERF_NOTES.md, change 60). */
+#define BC_MC_MIN_PAIRS_PCT 25u
+static int takes_mc(const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t sms)
+{
+    const uint64_t es = bc__dtype_bytes(d->ab_type);
+    if (c->kernel_mc == 0 || d->split_k > 1 || ((uint64_t)d->lda * es % 32u == 0 && (uint64_t)d->ldb * es % 32u == 0))
+        return 0;
+    const uint64_t pairs = bc__ceil_div(bc__ceil_div((uint64_t)d->m, c->bm), 2) * bc__ceil_div((uint64_t)d->n, c->bn);
+    return pairs * 100u >= (uint64_t)sms * BC_MC_MIN_PAIRS_PCT;
+}
+
 /* D may leave through a TMA store when the configuration can, C (if read)
  * arrives through shared memory, and D's rows are 16-byte multiples. */
 static int use_tma_store(const bc_gemm_desc *d, const bc__gemm_config *c)
@@ -112,14 +137,15 @@ static bc__tmap_desc out_map_desc(const char *what, bc_devptr base, int64_t ld, 
     return t;
 }
 
-static bc_status encode_maps(bc_gemm_params *p, const bc_gemm_desc *d, const bc__gemm_config *c)
+/* mc: the multicast twin, each CTA of a pair loading half of B's rows. */
+static bc_status encode_maps(bc_gemm_params *p, const bc_gemm_desc *d, const bc__gemm_config *c, int mc)
 {
     if (!c->tma)
         return BC_OK; /* the kernel reads A and B through params.a/b */
     const bc__tmap_desc ta = {"A", d->ab_type, d->a, (uint64_t)d->k, (uint64_t)d->m, (uint64_t)d->lda * 2,
                               c->bk, c->a_rows, 128};
     const bc__tmap_desc tb = {"B", d->ab_type, d->b, (uint64_t)d->k, (uint64_t)d->n, (uint64_t)d->ldb * 2,
-                              c->bk, c->bn, 128};
+                              c->bk, mc ? c->bn / 2u : c->bn, 128};
     bc_status st = bc__tmap_encode(p->tmap_a, &ta);
     if (!st)
         st = bc__tmap_encode(p->tmap_b, &tb);
@@ -172,12 +198,16 @@ static void fill_params(bc_gemm_plan *pl, const bc_gemm_desc *d)
  * one cluster of split_k CTAs per tile (split-K kernels, and the dot
  * kernel, whose tiles are its clusters), a cluster of 1 being one CTA
  * (portable kernels), as many resident per SM as fit. */
-static uint32_t launch_grid(const bc__gemm_config *c, const bc_gemm_params *p, uint32_t sm_count)
+static uint32_t launch_grid(const bc__gemm_config *c, const bc_gemm_params *p, uint32_t sm_count, int mc)
 {
     const uint32_t tiles = p->tiles_m * p->tiles_n;
     const uint32_t slots = sm_count * (c->ctas_per_sm ? c->ctas_per_sm : 1u);
     if (p->sk_ctas) /* stream-K: every slot, the first sk_ctas sharing the last tiles */
         return slots;
+    if (mc) { /* the multicast twin: clusters of two CTAs walking pairs of tile rows */
+        const uint32_t pairs = (p->tiles_m + 1u) / 2u * p->tiles_n;
+        return 2u * (pairs < slots / 2u ? pairs : slots / 2u);
+    }
     return !c->persistent ? tiles * p->split_k : tiles < slots ? tiles : slots;
 }
 
@@ -222,7 +252,8 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
 {
     const bc__gemm_config *c = pl->config;
     const bc_gemm_params *p = &pl->params;
-    const uint32_t tiles = p->tiles_m * p->tiles_n, grid = launch_grid(c, p, sm_count);
+    const uint32_t tiles = p->tiles_m * p->tiles_n, grid = launch_grid(c, p, sm_count, pl->mc);
+    const uint32_t cluster = pl->mc ? 2u : p->split_k;
     const int dense = (p->flags & BC_GEMM_F_DENSE_A) != 0;
     CUlaunchConfig *lc = &pl->launch;
     memset(lc, 0, sizeof *lc);
@@ -237,10 +268,10 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
         a->id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
         a->value.programmaticStreamSerializationAllowed = 1;
     }
-    if (p->split_k > 1) { /* clusters of split_k CTAs (whole-tile plans have split_k 1) */
+    if (cluster > 1) { /* clusters of split_k CTAs, or the multicast twin's pairs */
         CUlaunchAttribute *a = &pl->attrs[lc->numAttrs++];
         a->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        a->value.clusterDim.x = p->split_k;
+        a->value.clusterDim.x = cluster;
         a->value.clusterDim.y = a->value.clusterDim.z = 1;
     }
     pl->args[0] = &pl->params;
@@ -249,13 +280,14 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
     in->config = c->name;
     in->kernel = bc__gemm_kernel_name(dense         ? c->kernel_dense
                                       : p->sk_ctas ? c->kernel_sk
+                                      : pl->mc     ? c->kernel_mc
                                                    : c->kernel[pl->desc.ab_type][pl->desc.d_type]);
     in->tile_m = c->bm;
     in->tile_n = c->bn;
     in->tile_k = c->bk;
     in->grid_x = grid;
     in->block_x = c->threads;
-    in->cluster_x = p->split_k;
+    in->cluster_x = cluster;
     in->smem_bytes = c->smem_bytes;
     in->tiles = tiles;
     in->split_k = p->split_k;
@@ -301,7 +333,10 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     pl->swapped = swapped;
     pl->config = c;
     pl->fn = fn;
-    st = encode_maps(&pl->params, &k, c);
+    pl->mc = takes_mc(&k, c, (uint32_t)dev->info.sm_count) && dev->image.fn[c->kernel_mc] != NULL;
+    if (pl->mc)
+        pl->fn = dev->image.fn[c->kernel_mc];
+    st = encode_maps(&pl->params, &k, c, pl->mc);
     if (st)
         goto fail_free;
     fill_params(pl, &k);
@@ -309,7 +344,7 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     const uint32_t sms = (uint32_t)dev->info.sm_count;
     if (c->dot_max_out)
         bc__gemm_dot_shape(&pl->params, sms);
-    if (dense_flags(&k, c, &pl->params, launch_grid(c, &pl->params, sms)) && dev->image.fn[c->kernel_dense] != NULL) {
+    if (dense_flags(&k, c, &pl->params, launch_grid(c, &pl->params, sms, 0)) && dev->image.fn[c->kernel_dense] != NULL) {
         pl->params.flags |= BC_GEMM_F_DENSE_A; /* the twin's dense-row kernel (loaded with it) */
         pl->fn = dev->image.fn[c->kernel_dense];
     }

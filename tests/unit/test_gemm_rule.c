@@ -157,27 +157,83 @@ static void test_off_grid_credit(void **state)
     env_open(&e, 1);
     static const struct {
         int64_t m, n, k, ld; /* ld: A's and B's leading dimension, 0 = K */
-        const char *kernel;
+        const char *config;
     } cases[] = {
-        {3000, 3000, 2048, 0, "bc_gemm_sm90_128x128"},    /* on the grid */
-        {3000, 3000, 2056, 0, "bc_gemm_sm90_128x256"},    /* off the 32-byte sectors */
-        {3000, 3000, 2072, 0, "bc_gemm_sm90_128x256"},
-        {3000, 3000, 2080, 0, "bc_gemm_sm90_128x256"},    /* off the lines, 33 k-blocks: the full 13% */
-        {3000, 3000, 2056, 2112, "bc_gemm_sm90_128x128"}, /* the same K, rows padded onto the grid */
-        {3000, 3000, 544, 0, "bc_gemm_sm90_128x128"},     /* off the lines, 9 k-blocks: 3% */
-        {700, 12000, 2064, 0, "bc_gemm_sm90_128x256"},    {700, 12000, 2048, 0, "bc_gemm_sm90_128x128"},
-        {700, 12000, 520, 0, "bc_gemm_sm90_128x256"},
+        {3000, 3000, 2048, 0, "sm90_128x128"},    /* on the grid */
+        {3000, 3000, 2056, 0, "sm90_128x256"},    /* off the 32-byte sectors */
+        {3000, 3000, 2072, 0, "sm90_128x256"},
+        {3000, 3000, 2080, 0, "sm90_128x256"},    /* off the lines, 33 k-blocks: the full 13% */
+        {3000, 3000, 2056, 2112, "sm90_128x128"}, /* the same K, rows padded onto the grid */
+        {3000, 3000, 544, 0, "sm90_128x128"},     /* off the lines, 9 k-blocks: 3% */
+        {700, 12000, 2064, 0, "sm90_128x256"},    {700, 12000, 2048, 0, "sm90_128x128"},
+        {700, 12000, 520, 0, "sm90_128x256"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
+        if (cases[i].ld)
+            d.lda = d.ldb = cases[i].ld;
+        const bc_gemm_plan_info info = plan_info(&e, &d);
+        if (strcmp(info.config, cases[i].config) != 0)
+            fail_msg("%lldx%lldx%lld ld %lld: chose %s, the rule says %s", (long long)cases[i].m, (long long)cases[i].n,
+                     (long long)cases[i].k, (long long)cases[i].ld, info.config, cases[i].config);
+    }
+    env_close(&e);
+}
+
+/* The multicast twin of 128x256: taken with rows off the 32-byte sectors
+ * (K an odd multiple of 8) on grids of at least a quarter of the SMs' worth
+ * of tile-row pairs; launched in clusters of two, an even grid of at most
+ * the SMs, each CTA loading half of B's rows (the B map's box). Not on
+ * rows on the sectors, nor with padded rows, nor on few pairs. */
+static void test_multicast_twin(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    static const struct {
+        int64_t m, n, k, ld;
+        const char *kernel;
+        unsigned grid, cluster, b_box_rows;
+    } cases[] = {
+        /* 16 x 8 tiles: 64 pairs, 128 CTAs */
+        {2048, 2048, 2040, 0, "bc_gemm_sm90_128x256m", 128, 2, 128},
+        /* 66 x 12 tiles: 396 pairs, 66 clusters fill the 132 SMs */
+        {8339, 2936, 7704, 0, "bc_gemm_sm90_128x256m", 132, 2, 128},
+        /* 6 x 16 tiles: 48 pairs, 36% of 132 */
+        {728, 4008, 14024, 0, "bc_gemm_sm90_128x256m", 96, 2, 128},
+        {2048, 2048, 2048, 0, "bc_gemm_sm90_128x256", 128, 1, 256},   /* on the grid */
+        {2048, 2048, 2032, 0, "bc_gemm_sm90_128x256", 128, 1, 256},   /* on the sectors, off the lines */
+        {2048, 2048, 2040, 2048, "bc_gemm_sm90_128x256", 128, 1, 256}, /* the same K, rows padded */
     };
     const fake_launch *l = NULL;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
         if (cases[i].ld)
             d.lda = d.ldb = cases[i].ld;
-        launch_and_decode(&e, &d, &l);
-        if (strcmp(l->kernel, cases[i].kernel) != 0)
-            fail_msg("%lldx%lldx%lld ld %lld: chose %s, the rule says %s", (long long)cases[i].m, (long long)cases[i].n,
-                     (long long)cases[i].k, (long long)cases[i].ld, l->kernel, cases[i].kernel);
+        const bc_gemm_params p = launch_and_decode(&e, &d, &l);
+        if (strcmp(l->kernel, cases[i].kernel) != 0 || l->grid[0] != cases[i].grid || l->cluster[0] != cases[i].cluster ||
+            ((p.tmap_b[12] >> 16) & 0xffff) != cases[i].b_box_rows)
+            fail_msg("%lldx%lldx%lld ld %lld: %s grid %u cluster %u B box %u rows; want %s %u %u %u", (long long)cases[i].m,
+                     (long long)cases[i].n, (long long)cases[i].k, (long long)cases[i].ld, l->kernel, l->grid[0],
+                     l->cluster[0], (unsigned)((p.tmap_b[12] >> 16) & 0xffff), cases[i].kernel, cases[i].grid,
+                     cases[i].cluster, cases[i].b_box_rows);
+        const bc_gemm_plan_info info = plan_info(&e, &d);
+        assert_string_equal(info.kernel, cases[i].kernel);
+        assert_string_equal(info.config, "sm90_128x256");
+        assert_int_equal(info.cluster_x, cases[i].cluster);
     }
+    /* few pairs: 512x2048 off the sectors is 4 x 8 tiles, 16 pairs (12% of the SMs), when named 128x256 */
+    bc_gemm_desc d = base_desc(&e, 512, 2048, 2040);
+    d.config = "sm90_128x256";
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x256");
+    assert_int_equal(l->cluster[0], 1);
+    /* an odd number of tile rows: 3 x 20 tiles of 300x5000, 2 x 20 = 40 pairs, 80 CTAs (the last row's pair
+     * partner lies past M) */
+    d = base_desc(&e, 300, 5000, 3000);
+    d.config = "sm90_128x256";
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x256m");
+    assert_int_equal(l->grid[0], 80);
     env_close(&e);
 }
 
@@ -561,6 +617,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         ft_test(test_config_rule),
         ft_test(test_off_grid_credit),
+        ft_test(test_multicast_twin),
         ft_test(test_skinny_split_one_round),
         ft_test(test_n1_transposed),
         ft_test(test_dot_kernel),
