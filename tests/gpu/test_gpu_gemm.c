@@ -449,54 +449,6 @@ static void test_gemm_dot(void **state)
     run_repeated(env, &rep, quick ? 5 : 20);
 }
 
-/* The four epilogue cases a twin kernel is checked on, for one shape and
- * configuration (NULL: the rule's): plain bf16; f16 in, f32 out, bias and
- * ReLU; C (beta -0.5) into f16; C with D rows off the 16-byte grid and
- * every leading dimension `pad` elements longer. Each
- * case whose bit is set in `which` is planned, its info passed to `check`
- * (which asserts the twin was taken), run on poisoned outputs and checked
- * against the fp64 reference. */
-typedef void (*twin_check_fn)(const bc_gemm_plan_info *info);
-static void run_twin_cases(gpu_env *env, int64_t m, int64_t n, int64_t k, const char *config, int64_t pad,
-                           unsigned which, twin_check_fn check)
-{
-    const gcase cases[] = {
-        {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, config, 0, 0, 0},
-        {m, n, k, BC_DTYPE_F16, BC_DTYPE_F32, 0.75f, 0.0f, 1, 1, 0, 0, config, 0, 0, 0},
-        {m, n, k, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, -0.5f, 1, 0, 0, 0, config, 0, 1, 0},
-        {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.5f, 2.0f, 0, 1, pad, 0, config, 0, 0, 3},
-    };
-    for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++) {
-        if (!(which & (1u << j)))
-            continue;
-        gbufs g;
-        make_buffers(env, &cases[j], &g);
-        bc_gemm_plan *plan = NULL;
-        bc_gemm_plan_info info;
-        CHECK_BC(bc_gemm_plan_create(env->dev, &g.d, &plan));
-        CHECK_BC(bc_gemm_plan_query(plan, &info));
-        check(&info);
-        poison_and_run(env, plan, &g);
-        check_result(&cases[j], &g);
-        bc_gemm_plan_destroy(plan);
-        free_buffers(env, &g);
-    }
-}
-
-static void check_stream_k(const bc_gemm_plan_info *info)
-{
-    print_message("  %s: %u tiles by stream-K over %u CTAs (of %u tiles), workspace %llu B\n", info->config,
-                  info->stream_k_tiles, info->stream_k_ctas, info->tiles, (unsigned long long)info->workspace_bytes);
-    assert_true(info->stream_k_tiles > 0 && info->stream_k_ctas > info->stream_k_tiles);
-}
-
-static void check_multicast(const bc_gemm_plan_info *info)
-{
-    print_message("  %s, grid %u, cluster %u\n", info->kernel, info->grid_x, info->cluster_x);
-    assert_string_equal(info->kernel, "bc_gemm_sm90_128x256m");
-    assert_int_equal(info->cluster_x, 2);
-}
-
 /* Stream-K plans (desc.stream_k = 1) on every configuration that has it
  * and on the rule's choice: ragged shapes whose last round leaves SMs idle,
  * every output type, with bias, ReLU, C (aliasing D too) and D rows that
@@ -527,8 +479,29 @@ static void test_gemm_stream_k(void **state)
     case_stream_k = 1;
     for (size_t i = 0; i < sizeof sk / sizeof sk[0]; i++) {
         const int64_t m = sk[i].m, n = sk[i].n, k = sk[i].k;
-        const unsigned which = !quick ? 0xFu : sk[i].quick == 1 ? 0xFu : sk[i].quick == 2 ? 0x4u : 0u;
-        run_twin_cases(env, m, n, k, sk[i].config, 8, which, check_stream_k);
+        const gcase cases[] = {
+            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, sk[i].config, 0, 0, 0},
+            {m, n, k, BC_DTYPE_F16, BC_DTYPE_F32, 0.75f, 0.0f, 1, 1, 0, 0, sk[i].config, 0, 0, 0},
+            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, -0.5f, 1, 0, 0, 0, sk[i].config, 0, 1, 0},
+            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.5f, 2.0f, 0, 1, 8, 0, sk[i].config, 0, 0, 3},
+        };
+        for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++) {
+            if (quick && (sk[i].quick == 0 || (sk[i].quick == 2 && j != 2)))
+                continue;
+            gbufs g;
+            make_buffers(env, &cases[j], &g);
+            bc_gemm_plan *plan = NULL;
+            bc_gemm_plan_info info;
+            CHECK_BC(bc_gemm_plan_create(env->dev, &g.d, &plan));
+            CHECK_BC(bc_gemm_plan_query(plan, &info));
+            print_message("  %s: %u tiles by stream-K over %u CTAs (of %u tiles), workspace %llu B\n", info.config,
+                          info.stream_k_tiles, info.stream_k_ctas, info.tiles, (unsigned long long)info.workspace_bytes);
+            assert_true(info.stream_k_tiles > 0 && info.stream_k_ctas > info.stream_k_tiles);
+            poison_and_run(env, plan, &g);
+            check_result(&cases[j], &g);
+            bc_gemm_plan_destroy(plan);
+            free_buffers(env, &g);
+        }
         const gcase alias = {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 1.0f, 1, 0, 0, 0, sk[i].config, 0, 0, 0};
         if (!quick || sk[i].quick == 1)
             run_aliased(env, &alias);
@@ -566,7 +539,28 @@ static void test_gemm_multicast(void **state)
         if (quick && !mc[i].quick)
             continue;
         const int64_t m = mc[i].m, n = mc[i].n, k = mc[i].k;
-        run_twin_cases(env, m, n, k, mc[i].config, 16, 0xFu, check_multicast); /* K + 16 stays off the sectors */
+        const gcase cases[] = {
+            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, mc[i].config, 0, 0, 0},
+            {m, n, k, BC_DTYPE_F16, BC_DTYPE_F32, 0.75f, 0.0f, 1, 1, 0, 0, mc[i].config, 0, 0, 0},
+            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, -0.5f, 1, 0, 0, 0, mc[i].config, 0, 0, 0},
+            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.5f, 2.0f, 0, 1, 0, 0, mc[i].config, 0, 3, 0},
+        };
+        for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++) {
+            gbufs g;
+            make_buffers(env, &cases[j], &g);
+            bc_gemm_plan *plan = NULL;
+            bc_gemm_plan_info info;
+            CHECK_BC(bc_gemm_plan_create(env->dev, &g.d, &plan));
+            CHECK_BC(bc_gemm_plan_query(plan, &info));
+            print_message("  %lldx%lldx%lld: %s, grid %u, cluster %u\n", (long long)m, (long long)n, (long long)k,
+                          info.kernel, info.grid_x, info.cluster_x);
+            assert_string_equal(info.kernel, "bc_gemm_sm90_128x256m");
+            assert_int_equal(info.cluster_x, 2);
+            poison_and_run(env, plan, &g);
+            check_result(&cases[j], &g);
+            bc_gemm_plan_destroy(plan);
+            free_buffers(env, &g);
+        }
         const gcase alias = {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 1.0f, 1, 0, 0, 0, mc[i].config, 0, 0, 0};
         run_aliased(env, &alias);
     }
