@@ -288,6 +288,7 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
     in->grid_x = grid;
     in->block_x = c->threads;
     in->cluster_x = cluster;
+    in->multicast = (uint32_t)pl->mc;
     in->smem_bytes = c->smem_bytes;
     in->tiles = tiles;
     in->split_k = p->split_k;

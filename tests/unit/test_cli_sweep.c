@@ -289,7 +289,7 @@ static void test_sweep_rows_csv_json(void **state)
     char *text = cli_slurp(csv);
     has(text, "seed,index,m,n,k,epilogue,ab,out,alpha,beta,c_alias,bias,relu,config,split,grid,cluster,sets,status,"
               "median_us,min_us,max_us,tflops,floor_us,pct_floor,forced_config,forced_split,sm_count,swapped,dense_a,"
-              "stream_k_tiles\n");
+              "stream_k_tiles,multicast\n");
     assert_int_equal(count_of(text, "\n"), 1 + COUNT);
     const char *line = strchr(text, '\n') + 1;
     for (int i = 0; i < COUNT; i++, line = strchr(line, '\n') + 1) {
@@ -425,7 +425,7 @@ static void test_sweep_forced_config(void **state)
     assert_int_equal(count_of(text, ",SKIP,"), 3);
     has(text, "\n1,0,3,19,8,plain,bf16,bf16,1,0,0,0,0,sm90_128x256s,8,0,0,8,SKIP,,,,,");
     has(text, "\n1,3,6,2,232,c,bf16,bf16,1,1,0,0,0,sm90_128x256s,4,");
-    has(text, ",sm90_128x256s,8,132,0,0,0\n");
+    has(text, ",sm90_128x256s,8,132,0,0,0,0\n");
     free(text);
 
     /* a configuration that takes no shape: every row SKIP, exit 1 */

@@ -220,6 +220,7 @@ static void test_multicast_twin(void **state)
         assert_string_equal(info.kernel, cases[i].kernel);
         assert_string_equal(info.config, "sm90_128x256");
         assert_int_equal(info.cluster_x, cases[i].cluster);
+        assert_int_equal(info.multicast, cases[i].cluster == 2);
     }
     /* few pairs: 512x2048 off the sectors is 4 x 8 tiles, 16 pairs (12% of the SMs), when named 128x256 */
     bc_gemm_desc d = base_desc(&e, 512, 2048, 2040);

@@ -51,8 +51,8 @@ void bench_print_row(const bench_opts *o, const bench_row *r)
 {
     char shape[64], cfg[64];
     /* ^T: an N = 1 plan run as the 1 x M product B . A^T (README, "GEMM configurations") */
-    snprintf(cfg, sizeof cfg, "%s%s%s%s", config_name(r, o), r->info.swapped ? "^T" : "", r->info.dense_a ? "^D" : "",
-             r->info.stream_k_tiles ? "^K" : "");
+    snprintf(cfg, sizeof cfg, "%s%s%s%s%s", config_name(r, o), r->info.swapped ? "^T" : "", r->info.dense_a ? "^D" : "",
+             r->info.stream_k_tiles ? "^K" : "", r->info.multicast ? "^M" : "");
     snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)r->s.m, (long long)r->s.n, (long long)r->s.k);
     if (!o->sweep) {
         printf("%-18s %-26s %5u %3u %5u %4d ", shape, cfg, r->info.grid_x, r->info.cluster_x,
@@ -84,9 +84,10 @@ static void json_row(const bench_opts *o, const bench_row *r)
 {
     printf("{\"m\":%lld,\"n\":%lld,\"k\":%lld,\"config\":", (long long)r->s.m, (long long)r->s.n, (long long)r->s.k);
     bc_cli_json_string(stdout, r->verdict == BENCH_SKIP ? config_name(r, o) : r->info.config ? r->info.config : "");
-    printf(",\"swapped\":%s,\"dense_a\":%s,\"stream_k_tiles\":%u,\"grid\":%u,\"block\":%u,\"cluster\":%u,\"split_k\":%u,\"tiles\":%u,\"sets\":%d,"
-           "\"verified\":%s,\"failed_check\":",
-           r->info.swapped ? "true" : "false", r->info.dense_a ? "true" : "false", r->info.stream_k_tiles, r->info.grid_x, r->info.block_x, r->info.cluster_x, r->info.split_k,
+    printf(",\"swapped\":%s,\"dense_a\":%s,\"stream_k_tiles\":%u,\"multicast\":%s,\"grid\":%u,\"block\":%u,\"cluster\":%u,"
+           "\"split_k\":%u,\"tiles\":%u,\"sets\":%d,\"verified\":%s,\"failed_check\":",
+           r->info.swapped ? "true" : "false", r->info.dense_a ? "true" : "false", r->info.stream_k_tiles,
+           r->info.multicast ? "true" : "false", r->info.grid_x, r->info.block_x, r->info.cluster_x, r->info.split_k,
            r->info.tiles, r->sets,
            r->verdict == BENCH_PASS ? "true" : "false");
     if (r->failed_check)
@@ -161,7 +162,7 @@ int bench_write_csv(const bench_opts *o, const bench_row *rows, int n, int sm_co
         return fprintf(stderr, "barecuda bench: cannot write --csv %s\n", o->csv), -1;
     fprintf(f, "seed,index,m,n,k,epilogue,ab,out,alpha,beta,c_alias,bias,relu,config,split,grid,cluster,sets,status,"
                "median_us,min_us,max_us,tflops,floor_us,pct_floor,forced_config,forced_split,sm_count,swapped,dense_a,"
-               "stream_k_tiles\n");
+               "stream_k_tiles,multicast\n");
     for (int i = 0; i < n; i++) {
         const bench_row *r = &rows[i];
         if (r->verdict == BENCH_NOT_RUN)
@@ -178,8 +179,8 @@ int bench_write_csv(const bench_opts *o, const bench_row *rows, int n, int sm_co
                     r->pct_floor);
         else
             fprintf(f, ",,,,%.6g,,", r->floor_us);
-        fprintf(f, "%s,%u,%d,%u,%u,%u\n", o->config ? o->config : "", o->split_k, sm_count, r->info.swapped,
-                r->info.dense_a, r->info.stream_k_tiles);
+        fprintf(f, "%s,%u,%d,%u,%u,%u,%u\n", o->config ? o->config : "", o->split_k, sm_count, r->info.swapped,
+                r->info.dense_a, r->info.stream_k_tiles, r->info.multicast);
     }
     if (fclose(f) != 0)
         return fprintf(stderr, "barecuda bench: cannot write --csv %s\n", o->csv), -1;

@@ -133,6 +133,9 @@ typedef struct bc_gemm_plan_info {
     uint32_t stream_k_tiles; /* tiles done by stream-K (desc.stream_k = 1), else 0 */
     uint32_t stream_k_ctas;  /* CTAs sharing their k-blocks, else 0 */
     uint64_t workspace_bytes; /* device-arena bytes the plan holds for stream-K, else 0 */
+    uint32_t multicast;      /* 1: the configuration's multicast twin, clusters of two CTAs (cluster_x)
+                                on pairs of tile rows sharing B's loads, for A's or B's rows off the
+                                32-byte sectors (README, "GEMM configurations") */
 } bc_gemm_plan_info;
 
 /* Contract: describes the chosen configuration; no driver call. */
