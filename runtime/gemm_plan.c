@@ -101,8 +101,8 @@ static uint32_t dense_flags(const bc_gemm_desc *d, const bc__gemm_config *c, con
  * there halving B's requests paid: on the H100 2048x2048x2040 38.6 -> 28.9
  * us, 4096x4096x4088 281 -> 206, 996x2586x16152 270 -> 185; 28 such
  * shapes at 0.84-0.87 of the time (geometric means). On rows on the
- * sectors it did not (2048^3 26.3 -> 27.4, 2048x2048x2032 26.5 -> 27.5),
- * nor on a grid of 16 pairs (1000^3: 15.5 -> 16.4), where the pair's
+ * sectors it did not (2048^3 26.3 -> 27.4, 2048x2048x2032 26.3 -> 27.4),
+ * nor on a grid of 16 pairs (1000^3: 15.4 -> 16.3), where the pair's
  * lockstep costs more than the L2 saves: a plan takes it with at least
  * BC_MC_MIN_PAIRS_PCT % of the SMs' worth of pairs. At 33 pairs it was
  * even (768x2816x3000), and one grid of 40 lost (300x5000x3000, 35.0 ->
