@@ -104,7 +104,9 @@ static uint32_t dense_flags(const bc_gemm_desc *d, const bc__gemm_config *c, con
  * sectors it did not (2048^3 26.3 -> 27.4, 2048x2048x2032 26.3 -> 27.4),
  * nor on a grid of 16 pairs (1000^3: 15.4 -> 16.3), where the pair's
  * lockstep costs more than the L2 saves: a plan takes it with at least
- * BC_MC_MIN_PAIRS_PCT % of the SMs' worth of pairs. At 33 pairs it was
+ * BC_MC_MIN_PAIRS_PCT % of the SMs' worth of pairs, and at least two tile
+ * rows (with one, every pair's second CTA would only load its half of B:
+ * no request saved). At 33 pairs it was
  * even (768x2816x3000), and one grid of 40 lost (300x5000x3000, 35.0 ->
  * 43.7 us; measured, not explained: 1024x2560x1000, also 40, gained 15%)
  * (kernels_ptx/PERF_NOTES.md, change 60). */
@@ -114,8 +116,9 @@ static int takes_mc(const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t sm
     const uint64_t es = bc__dtype_bytes(d->ab_type);
     if (c->kernel_mc == 0 || d->split_k > 1 || ((uint64_t)d->lda * es % 32u == 0 && (uint64_t)d->ldb * es % 32u == 0))
         return 0;
-    const uint64_t pairs = bc__ceil_div(bc__ceil_div((uint64_t)d->m, c->bm), 2) * bc__ceil_div((uint64_t)d->n, c->bn);
-    return pairs * 100u >= (uint64_t)sms * BC_MC_MIN_PAIRS_PCT;
+    const uint64_t rows = bc__ceil_div((uint64_t)d->m, c->bm);
+    const uint64_t pairs = bc__ceil_div(rows, 2) * bc__ceil_div((uint64_t)d->n, c->bn);
+    return rows >= 2 && pairs * 100u >= (uint64_t)sms * BC_MC_MIN_PAIRS_PCT;
 }
 
 /* D may leave through a TMA store when the configuration can, C (if read)

@@ -228,6 +228,11 @@ static void test_multicast_twin(void **state)
     launch_and_decode(&e, &d, &l);
     assert_string_equal(l->kernel, "bc_gemm_sm90_128x256");
     assert_int_equal(l->cluster[0], 1);
+    /* one tile row: 100x10000 is 1 x 40 tiles; every pair's second CTA would only load half of B */
+    d = base_desc(&e, 100, 10000, 3000);
+    d.config = "sm90_128x256";
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x256");
     /* an odd number of tile rows: 3 x 20 tiles of 300x5000, 2 x 20 = 40 pairs, 80 CTAs (the last row's pair
      * partner lies past M) */
     d = base_desc(&e, 300, 5000, 3000);
