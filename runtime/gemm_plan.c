@@ -114,7 +114,10 @@ static uint32_t dense_flags(const bc_gemm_desc *d, const bc__gemm_config *c, con
 static int takes_mc(const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t sms)
 {
     const uint64_t es = bc__dtype_bytes(d->ab_type);
-    if (c->kernel_mc == 0 || d->split_k > 1 || ((uint64_t)d->lda * es % 32u == 0 && (uint64_t)d->ldb * es % 32u == 0))
+    /* the twin's B map has half boxes: a configuration with a stream-K or dense-row twin as well
+     * would need them told apart first; and a pair needs two SMs */
+    if (c->kernel_mc == 0 || c->kernel_sk != 0 || c->kernel_dense != 0 || sms < 2 || d->split_k > 1 ||
+        ((uint64_t)d->lda * es % 32u == 0 && (uint64_t)d->ldb * es % 32u == 0))
         return 0;
     const uint64_t rows = bc__ceil_div((uint64_t)d->m, c->bm);
     const uint64_t pairs = bc__ceil_div(rows, 2) * bc__ceil_div((uint64_t)d->n, c->bn);
