@@ -4,6 +4,7 @@
  * there launched with programmatic serialization like the wgmma kernels. */
 #include "smoke.c"
 #include "gemm_sm90.c"
+#include "gemm_sm90_kernels.c"
 #include "gemm_dot.c"
 #define BC_SM80_PDL 1 /* griddepcontrol exists from sm_90 on */
 #include "gemm_sm80.c"
