@@ -206,7 +206,7 @@ static const char *const gemm_sm80_configs[] = {"sm80_128x256", "sm80_128x128", 
  * that are not 16-byte multiples, bias without C, ReLU alone, A at a
  * 16-byte (not 128-byte) aligned address, alpha = 0 with beta (D = beta*C),
  * a 2-row problem with K = 8. */
-static void run_layouts(gpu_env *env, const char *config)
+static inline void run_layouts(gpu_env *env, const char *config)
 {
     const gcase cases[] = {
         {300, 200, 136, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 8, 0, config, 0, 0, 0},

@@ -1,6 +1,8 @@
 /* GPU tests of the GEMM: results against an fp64 CPU reference on fresh
  * random inputs with poisoned outputs, every input/output type, epilogue
- * options and ragged shapes; bitwise determinism; graph mode.
+ * options and ragged shapes; bitwise determinism; graph mode. The twin
+ * kernels a plan takes on its own (stream-K, multicast) are in
+ * test_gpu_gemm_twins.c.
  *
  * Error bounds (tools/common/ref.h): relative Frobenius error
  * ||D - ref|| / ||ref|| <= 5e-3 for bf16 output, 1e-3 for f16, 1e-5 for f32,
@@ -449,128 +451,6 @@ static void test_gemm_dot(void **state)
     run_repeated(env, &rep, quick ? 5 : 20);
 }
 
-/* Stream-K plans (desc.stream_k = 1) on every configuration that has it
- * and on the rule's choice: ragged shapes whose last round leaves SMs idle,
- * every output type, with bias, ReLU, C (aliasing D too) and D rows that
- * are not 16-byte multiples; each plan must really take stream-K (checked
- * in its info), and two plans' outputs must be byte-identical over
- * repeated launches (the last piece's sum is in piece order whichever
- * piece arrives last). Quick mode (the sanitizers' runs) keeps the small
- * shapes, and one case each of a grid whose stream-K follows a full round
- * and of one whose tiles are done in up to three pieces. */
-static void test_gemm_stream_k(void **state)
-{
-    gpu_env *env = GPU_ENV_OR_SKIP(state);
-    if (!gpu_is_hopper(env))
-        skip();
-    static const struct {
-        const char *config;
-        int64_t m, n, k;
-        int quick; /* 1: every case in quick mode too; 2: one case (the third) */
-    } sk[] = {
-        /* a few tiles down a long K, two pieces a tile */
-        {"sm90_128x128", 130, 130, 4096, 1}, {"sm90_128x64", 130, 130, 4104, 1}, {"sm90_64x32", 130, 130, 4096, 1},
-        /* a full round first (144 tiles), then 12 over 24 CTAs; 80 tiles over 132 CTAs, up to three pieces */
-        {"sm90_64x32", 768, 384, 5632, 2},   {"sm90_128x64", 256, 2560, 4736, 2},
-        /* the rule's own stream-K plans; a full round first, then stream-K */
-        {NULL, 205, 4640, 10272, 0},         {NULL, 2036, 610, 7496, 0},      {"sm90_128x128", 1722, 1400, 5120, 0},
-        {"sm90_128x64", 300, 3000, 5120, 0}, {"sm90_64x32", 150, 1500, 5120, 0},
-    };
-    case_stream_k = 1;
-    for (size_t i = 0; i < sizeof sk / sizeof sk[0]; i++) {
-        const int64_t m = sk[i].m, n = sk[i].n, k = sk[i].k;
-        const gcase cases[] = {
-            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, sk[i].config, 0, 0, 0},
-            {m, n, k, BC_DTYPE_F16, BC_DTYPE_F32, 0.75f, 0.0f, 1, 1, 0, 0, sk[i].config, 0, 0, 0},
-            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, -0.5f, 1, 0, 0, 0, sk[i].config, 0, 1, 0},
-            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.5f, 2.0f, 0, 1, 8, 0, sk[i].config, 0, 0, 3},
-        };
-        for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++) {
-            if (quick && (sk[i].quick == 0 || (sk[i].quick == 2 && j != 2)))
-                continue;
-            gbufs g;
-            make_buffers(env, &cases[j], &g);
-            bc_gemm_plan *plan = NULL;
-            bc_gemm_plan_info info;
-            CHECK_BC(bc_gemm_plan_create(env->dev, &g.d, &plan));
-            CHECK_BC(bc_gemm_plan_query(plan, &info));
-            print_message("  %s: %u tiles by stream-K over %u CTAs (of %u tiles), workspace %llu B\n", info.config,
-                          info.stream_k_tiles, info.stream_k_ctas, info.tiles, (unsigned long long)info.workspace_bytes);
-            assert_true(info.stream_k_tiles > 0 && info.stream_k_ctas > info.stream_k_tiles);
-            poison_and_run(env, plan, &g);
-            check_result(&cases[j], &g);
-            bc_gemm_plan_destroy(plan);
-            free_buffers(env, &g);
-        }
-        const gcase alias = {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 1.0f, 1, 0, 0, 0, sk[i].config, 0, 0, 0};
-        if (!quick || sk[i].quick == 1)
-            run_aliased(env, &alias);
-    }
-    const gcase rep = {130, 130, 4096, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.5f, 1, 0, 0, 0, "sm90_128x128", 0, 0, 0};
-    run_repeated(env, &rep, quick ? 5 : 50);
-    const gcase rep3 = {256, 2560, 4736, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 1.0f, 1, 1, 0, 0, "sm90_128x64", 0, 0, 0};
-    run_repeated(env, &rep3, quick ? 3 : 50);
-    case_stream_k = 0;
-}
-
-/* The multicast twin of 128x256 (clusters of two CTAs sharing B's loads),
- * which plans take where A's or B's rows are off the 32-byte sectors on
- * grids of enough tile-row pairs: each plan must really run it (its info),
- * on odd tile-row counts (the last pair's second row lies past M), every
- * output type, bias, ReLU, C (aliasing D too), D rows that are not 16-byte
- * multiples, and the rule's own choice; outputs byte-identical over
- * repeated launches. Quick mode (the sanitizers' runs): K = 40. */
-static void test_gemm_multicast(void **state)
-{
-    gpu_env *env = GPU_ENV_OR_SKIP(state);
-    if (!gpu_is_hopper(env))
-        skip();
-    static const struct {
-        const char *config;
-        int64_t m, n, k;
-        int quick;
-    } mc[] = {
-        {"sm90_128x256", 1100, 2304, 40, 1},   /* 9 x 9 tiles: 45 pairs, the last row's partner past M */
-        {"sm90_128x256", 1300, 4000, 3000, 0}, /* 11 x 16 tiles */
-        {NULL, 2048, 2048, 2040, 0},            /* the rule's choice */
-        {NULL, 728, 4008, 14024, 0},
-    };
-    for (size_t i = 0; i < sizeof mc / sizeof mc[0]; i++) {
-        if (quick && !mc[i].quick)
-            continue;
-        const int64_t m = mc[i].m, n = mc[i].n, k = mc[i].k;
-        const gcase cases[] = {
-            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, mc[i].config, 0, 0, 0},
-            {m, n, k, BC_DTYPE_F16, BC_DTYPE_F32, 0.75f, 0.0f, 1, 1, 0, 0, mc[i].config, 0, 0, 0},
-            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, -0.5f, 1, 0, 0, 0, mc[i].config, 0, 0, 0},
-            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.5f, 2.0f, 0, 1, 0, 0, mc[i].config, 0, 3, 0},
-        };
-        for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++) {
-            gbufs g;
-            make_buffers(env, &cases[j], &g);
-            bc_gemm_plan *plan = NULL;
-            bc_gemm_plan_info info;
-            CHECK_BC(bc_gemm_plan_create(env->dev, &g.d, &plan));
-            CHECK_BC(bc_gemm_plan_query(plan, &info));
-            print_message("  %lldx%lldx%lld: %s, grid %u, cluster %u\n", (long long)m, (long long)n, (long long)k,
-                          info.kernel, info.grid_x, info.cluster_x);
-            assert_string_equal(info.kernel, "bc_gemm_sm90_128x256m");
-            assert_int_equal(info.cluster_x, 2);
-            poison_and_run(env, plan, &g);
-            check_result(&cases[j], &g);
-            bc_gemm_plan_destroy(plan);
-            free_buffers(env, &g);
-        }
-        const gcase alias = {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 1.0f, 1, 0, 0, 0, mc[i].config, 0, 0, 0};
-        run_aliased(env, &alias);
-    }
-    const gcase rep = {1100, 2304, 40, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.5f, 1, 0, 0, 0, "sm90_128x256", 0, 0, 0};
-    run_repeated(env, &rep, quick ? 5 : 50);
-    const gcase rep2 = {2048, 2048, 2040, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0, 0};
-    if (!quick)
-        run_repeated(env, &rep2, 50);
-}
-
 /* The same plan 100 times: every output byte-identical to the first. */
 static void test_gemm_deterministic_100(void **state)
 {
@@ -729,8 +609,6 @@ int main(void)
         cmocka_unit_test(test_gemm_dense_rows),
         cmocka_unit_test(test_gemm_dot),
         cmocka_unit_test(test_gemm_deterministic_100),
-        cmocka_unit_test(test_gemm_stream_k),
-        cmocka_unit_test(test_gemm_multicast),
         cmocka_unit_test(test_graph_mode),
         cmocka_unit_test(test_dependent_chain),
         cmocka_unit_test(test_dot_reads_previous_output),

@@ -1,0 +1,148 @@
+/* GPU tests of the twin kernels a GEMM plan takes on its own: stream-K
+ * (desc.stream_k = 1) and the multicast twin of 128x256. Each case is
+ * checked against the fp64 CPU reference on fresh random inputs with
+ * poisoned outputs, with the bounds of test_gpu_gemm.c, and each plan's
+ * info must say it took the twin. Seed: printed per run; BC_SEED replays.
+ * BC_TEST_QUICK=1 keeps the small shapes (the compute-sanitizer passes).
+ */
+#include "gemm_case.h"
+
+/* The plan of one case, its info asserted by `check` (the twin was
+ * taken), run on poisoned outputs and checked against the reference. */
+typedef void (*twin_check_fn)(const gcase *gc, const bc_gemm_plan_info *info);
+static void run_twin_case(gpu_env *env, const gcase *gc, twin_check_fn check)
+{
+    gbufs g;
+    make_buffers(env, gc, &g);
+    bc_gemm_plan *plan = NULL;
+    bc_gemm_plan_info info;
+    CHECK_BC(bc_gemm_plan_create(env->dev, &g.d, &plan));
+    CHECK_BC(bc_gemm_plan_query(plan, &info));
+    check(gc, &info);
+    poison_and_run(env, plan, &g);
+    check_result(gc, &g);
+    bc_gemm_plan_destroy(plan);
+    free_buffers(env, &g);
+}
+
+static void check_stream_k(const gcase *gc, const bc_gemm_plan_info *info)
+{
+    (void)gc;
+    print_message("  %s: %u tiles by stream-K over %u CTAs (of %u tiles), workspace %llu B\n", info->config,
+                  info->stream_k_tiles, info->stream_k_ctas, info->tiles, (unsigned long long)info->workspace_bytes);
+    assert_true(info->stream_k_tiles > 0 && info->stream_k_ctas > info->stream_k_tiles);
+}
+
+static void check_multicast(const gcase *gc, const bc_gemm_plan_info *info)
+{
+    print_message("  %lldx%lldx%lld: %s, grid %u, cluster %u\n", (long long)gc->m, (long long)gc->n, (long long)gc->k,
+                  info->kernel, info->grid_x, info->cluster_x);
+    assert_string_equal(info->kernel, "bc_gemm_sm90_128x256m");
+    assert_int_equal(info->cluster_x, 2);
+}
+
+/* Stream-K plans (desc.stream_k = 1) on every configuration that has it
+ * and on the rule's choice: ragged shapes whose last round leaves SMs idle,
+ * every output type, with bias, ReLU, C (aliasing D too) and D rows that
+ * are not 16-byte multiples; each plan must really take stream-K (checked
+ * in its info), and two plans' outputs must be byte-identical over
+ * repeated launches (the last piece's sum is in piece order whichever
+ * piece arrives last). Quick mode (the sanitizers' runs) keeps the small
+ * shapes, and one case each of a grid whose stream-K follows a full round
+ * and of one whose tiles are done in up to three pieces. */
+static void test_gemm_stream_k(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    static const struct {
+        const char *config;
+        int64_t m, n, k;
+        int quick; /* 1: every case in quick mode too; 2: one case (the third) */
+    } sk[] = {
+        /* a few tiles down a long K, two pieces a tile */
+        {"sm90_128x128", 130, 130, 4096, 1}, {"sm90_128x64", 130, 130, 4104, 1}, {"sm90_64x32", 130, 130, 4096, 1},
+        /* a full round first (144 tiles), then 12 over 24 CTAs; 80 tiles over 132 CTAs, up to three pieces */
+        {"sm90_64x32", 768, 384, 5632, 2},   {"sm90_128x64", 256, 2560, 4736, 2},
+        /* the rule's own stream-K plans; a full round first, then stream-K */
+        {NULL, 205, 4640, 10272, 0},         {NULL, 2036, 610, 7496, 0},      {"sm90_128x128", 1722, 1400, 5120, 0},
+        {"sm90_128x64", 300, 3000, 5120, 0}, {"sm90_64x32", 150, 1500, 5120, 0},
+    };
+    case_stream_k = 1;
+    for (size_t i = 0; i < sizeof sk / sizeof sk[0]; i++) {
+        const int64_t m = sk[i].m, n = sk[i].n, k = sk[i].k;
+        const gcase cases[] = {
+            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, sk[i].config, 0, 0, 0},
+            {m, n, k, BC_DTYPE_F16, BC_DTYPE_F32, 0.75f, 0.0f, 1, 1, 0, 0, sk[i].config, 0, 0, 0},
+            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, -0.5f, 1, 0, 0, 0, sk[i].config, 0, 1, 0},
+            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.5f, 2.0f, 0, 1, 8, 0, sk[i].config, 0, 0, 3},
+        };
+        for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++)
+            if (!quick || sk[i].quick == 1 || (sk[i].quick == 2 && j == 2))
+                run_twin_case(env, &cases[j], check_stream_k);
+        const gcase alias = {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 1.0f, 1, 0, 0, 0, sk[i].config, 0, 0, 0};
+        if (!quick || sk[i].quick == 1)
+            run_aliased(env, &alias);
+    }
+    const gcase rep = {130, 130, 4096, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.5f, 1, 0, 0, 0, "sm90_128x128", 0, 0, 0};
+    run_repeated(env, &rep, quick ? 5 : 50);
+    const gcase rep3 = {256, 2560, 4736, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 1.0f, 1, 1, 0, 0, "sm90_128x64", 0, 0, 0};
+    run_repeated(env, &rep3, quick ? 3 : 50);
+    case_stream_k = 0;
+}
+
+/* The multicast twin of 128x256 (clusters of two CTAs sharing B's loads),
+ * which plans take where A's or B's rows are off the 32-byte sectors on
+ * grids of enough tile-row pairs: each plan must really run it (its info),
+ * on odd tile-row counts (the last pair's second row lies past M), every
+ * output type, bias, ReLU, C (aliasing D too), D rows that are not 16-byte
+ * multiples, and the rule's own choice; outputs byte-identical over
+ * repeated launches. Quick mode (the sanitizers' runs): K = 40. */
+static void test_gemm_multicast(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    static const struct {
+        const char *config;
+        int64_t m, n, k;
+        int quick;
+    } mc[] = {
+        {"sm90_128x256", 1100, 2304, 40, 1},   /* 9 x 9 tiles: 45 pairs, the last row's partner past M */
+        {"sm90_128x256", 1300, 4000, 3000, 0}, /* 11 x 16 tiles */
+        {NULL, 2048, 2048, 2040, 0},            /* the rule's choice */
+        {NULL, 728, 4008, 14024, 0},
+    };
+    for (size_t i = 0; i < sizeof mc / sizeof mc[0]; i++) {
+        if (quick && !mc[i].quick)
+            continue;
+        const int64_t m = mc[i].m, n = mc[i].n, k = mc[i].k;
+        const gcase cases[] = {
+            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, mc[i].config, 0, 0, 0},
+            {m, n, k, BC_DTYPE_F16, BC_DTYPE_F32, 0.75f, 0.0f, 1, 1, 0, 0, mc[i].config, 0, 0, 0},
+            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_F16, 1.0f, -0.5f, 1, 0, 0, 0, mc[i].config, 0, 0, 0},
+            {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.5f, 2.0f, 0, 1, 0, 0, mc[i].config, 0, 3, 0},
+        };
+        for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++)
+            run_twin_case(env, &cases[j], check_multicast);
+        const gcase alias = {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 1.0f, 1, 0, 0, 0, mc[i].config, 0, 0, 0};
+        run_aliased(env, &alias);
+    }
+    const gcase rep = {1100, 2304, 40, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.5f, 1, 0, 0, 0, "sm90_128x256", 0, 0, 0};
+    run_repeated(env, &rep, quick ? 5 : 50);
+    const gcase rep2 = {2048, 2048, 2040, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0, 0};
+    if (!quick)
+        run_repeated(env, &rep2, 50);
+}
+
+static int setup(void **state) { return gemm_case_setup(state, "test_gpu_gemm_twins"); }
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gemm_stream_k),
+        cmocka_unit_test(test_gemm_multicast),
+    };
+    gpu_test_filters();
+    return cmocka_run_group_tests_name("gpu_gemm_twins", tests, setup, gpu_env_teardown);
+}
