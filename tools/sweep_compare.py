@@ -57,7 +57,8 @@ def build_rows(items, ours, cublas, peak_flops, peak_bw):
             "ours_pct_floor": 100.0 * fl / ours_us if ours_us else None,
             "cublas_pct_floor": 100.0 * fl / cub_us if cub_us else None,
             "config": (o.get("config") or "") + ("^T" if o.get("swapped") else "") + ("^D" if o.get("dense_a") else "") +
-                      ("^K" if o.get("stream_k_tiles") else "") if o else None, "split_k": o.get("split_k") if o else None,
+                      ("^K" if o.get("stream_k_tiles") else "") + ("^M" if o.get("multicast") else "") if o else None,
+            "split_k": o.get("split_k") if o else None,
             "sets": o.get("sets") if o else None,
             "cublas_what": c.get("what") if c else None, "cublas_kernels": c.get("kernels") if c else None,
         })

@@ -40,6 +40,7 @@ SUBSETS = [
     ("K a multiple of 16, not of 64 (rows on 32-byte sectors, off the lines)",
      lambda r: r["k"] % 16 == 0 and r["k"] % 64 != 0),
     ("K an odd multiple of 8 (rows off the 32-byte sectors)", lambda r: r["k"] % 16 == 8),
+    ("... on the multicast twin (`NAME^M`)", lambda r: r["config"].endswith("^M")),
     ("D rows 16-byte multiples", lambda r: r["n"] * _esize(r) % 16 == 0),
     ("D rows not 16-byte multiples", lambda r: r["n"] * _esize(r) % 16 != 0),
     ("M <= 16", lambda r: r["m"] <= 16),

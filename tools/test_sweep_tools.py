@@ -246,6 +246,15 @@ class Compare(unittest.TestCase):
             self.assertIn("torch.mm", text)
             self.assertIn("sm90_128x64/1", text)
 
+    def test_labels(self):
+        ours = {"rows": [dict(self.ours["rows"][2], multicast=True), dict(self.ours["rows"][0], dense_a=True)]}
+        items, cublas = [self.items[2], self.items[0]], {"rows": [dict(self.cublas["rows"][2], index=0),
+                                                               dict(self.cublas["rows"][0], index=1)]}
+        for r, i in zip(ours["rows"], (0, 1)):
+            r["index"] = i
+        rows = sweep_compare.build_rows(items, ours, cublas, 800e12, 3.02e12)
+        self.assertEqual([r["config"] for r in rows], ["sm90_128x256^M", "sm90_64x32^D"])
+
     def test_bench_compare_glue(self):
         import bench_compare
         items = sweep.draw(6, 3, 1 << 26, 1.0)
@@ -335,6 +344,18 @@ class Subsets(unittest.TestCase):
         self.check(t, "... of them at most 64 outputs", 1, 2.0, 2.0)
         self.check(t, "short-K twins (`sm90_128x64t`, `sm90_64x32t`)", 1, 0.5, 0.5)
         self.check(t, "narrow split (`sm90_64x32s`)", 1, 1.0, 1.0)
+        self.check(t, "... on the multicast twin (`NAME^M`)", 0, None, None)
+
+    def test_multicast_subset(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "s.csv")
+            with open(path, "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(["index", "m", "n", "k", "epilogue", "ours_status", "ratio", "config"])
+                w.writerow([0, 4096, 4096, 4088, "plain", "PASS", "0.8", "sm90_128x256^M"])
+                w.writerow([1, 4096, 4096, 4096, "plain", "PASS", "2.0", "sm90_128x256"])
+            t = {name: (n, g, lo) for name, n, g, lo in sweep_subsets.subsets(sweep_subsets.load(path))}
+        self.check(t, "... on the multicast twin (`NAME^M`)", 1, 0.8, 0.8)
 
     def test_render_two_files(self):
         t = sweep_subsets.subsets([])
