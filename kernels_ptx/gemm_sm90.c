@@ -60,18 +60,19 @@ extern __attribute__((address_space(3))) __attribute__((aligned(1024))) uint8_t 
  * in the twins' dense-row kernels (compiled out of every other kernel, so
  * that their code and registers are what they were) */
 #define SM90_DENSE(g, e) ((g).dn && ((e)->flags & BC_GEMM_F_DENSE_A))
-/* Arrivals that free a stage: one per consumer; in the dense-row kernels one
- * per consumer thread, so that each thread that wrote the stage (its layout
- * of A) releases its own writes to the producer's next copy into it (the
- * ordering then holds thread by thread, as compute-sanitizer's racecheck
- * tracks it, not only through the consumer's barrier) */
-#define SM90_EMPTY_ARRIVALS(g) ((g).dn ? 128u * (g).cons : (g).cons)
 /* The multicast twin (sm90_shape.mc): a cluster of two CTAs walks pairs of
  * tiles (rows 2p and 2p + 1 of a column); each CTA loads its half of the
  * shared B and multicasts it to both, so each B row is asked of the L2 once
  * a pair. A stage is refilled only when both CTAs' consumers have freed it:
  * each consumer arrives on its own CTA's empty barrier and on the peer's. */
 #define SM90_MC(g) ((g).mc != 0)
+/* Arrivals that free a stage: one per consumer; in the dense-row kernels one
+ * per consumer thread, so that each thread that wrote the stage (its layout
+ * of A) releases its own writes to the producer's next copy into it (the
+ * ordering then holds thread by thread, as compute-sanitizer's racecheck
+ * tracks it, not only through the consumer's barrier); in the multicast
+ * twin both CTAs' consumers (sm90_free_stage) */
+#define SM90_EMPTY_ARRIVALS(g) ((g).dn ? 128u * (g).cons : SM90_MC(g) ? 2u * (g).cons : (g).cons)
 
 typedef struct sm90_sched {
     uint32_t tiles_m, tiles_n, k_blocks, group_m;
@@ -107,14 +108,20 @@ BC_DEVICE uint32_t sm90_empty(sm90_shape g, uint32_t base, uint32_t s)
     return sm90_epi_buf(g, base, g.cons) + 8u * (g.stages + s);
 }
 
-/* The CTA's walk over work: whole-tile kernels take tiles b, b + G, ...;
- * a split-K cluster takes the one tile of its cluster index. */
-BC_DEVICE uint32_t sm90_first(sm90_shape g)
+/* One of the SM90_EMPTY_ARRIVALS that free stage s: on this CTA's barrier,
+ * and in the multicast twin on the peer's too (the peer multicasts into
+ * this CTA's copy of the stage). */
+BC_DEVICE void sm90_free_stage(sm90_shape g, uint32_t base, uint32_t s)
 {
+    bc_mbar_arrive(sm90_empty(g, base, s));
     if (SM90_MC(g))
-        return bc_clusterid_x();
-    return g.ks ? bc_clusterid_x() : bc_ctaid_x();
+        bc_mbar_arrive_cluster(sm90_empty(g, base, s), bc_cluster_ctarank() ^ 1u);
 }
+
+/* The CTA's walk over work: whole-tile kernels take tiles b, b + G, ...;
+ * a split-K cluster takes the one tile of its cluster index; a multicast
+ * pair walks pairs from its cluster index (sm90_tile_at). */
+BC_DEVICE uint32_t sm90_first(sm90_shape g) { return g.ks || SM90_MC(g) ? bc_clusterid_x() : bc_ctaid_x(); }
 BC_DEVICE uint32_t sm90_stride(sm90_shape g, const sm90_sched *sc)
 {
     if (SM90_MC(g))
@@ -365,20 +372,14 @@ BC_DEVICE void sm90_mainloop(sm90_shape g, float *acc, uint32_t base, uint32_t c
         bc_wgmma_commit();
         /* keep this k-block's group in flight; the previous one is done */
         bc_wgmma_wait(1);
-        if (kb > kb0 && (g.dn || t128 == 0)) {
-            bc_mbar_arrive(sm90_empty(g, base, prev));
-            if (SM90_MC(g))
-                bc_mbar_arrive_cluster(sm90_empty(g, base, prev), bc_cluster_ctarank() ^ 1u);
-        }
+        if (kb > kb0 && (g.dn || t128 == 0))
+            sm90_free_stage(g, base, prev);
         prev = *stage;
         sm90_advance(g, stage, phase);
     }
     bc_wgmma_wait(0);
-    if (g.dn || t128 == 0) { /* SM90_EMPTY_ARRIVALS */
-        bc_mbar_arrive(sm90_empty(g, base, prev));
-        if (SM90_MC(g))
-            bc_mbar_arrive_cluster(sm90_empty(g, base, prev), bc_cluster_ctarank() ^ 1u);
-    }
+    if (g.dn || t128 == 0) /* SM90_EMPTY_ARRIVALS */
+        sm90_free_stage(g, base, prev);
 #pragma unroll
     for (uint32_t i = 0; i < g.bn / 2; i++)
         asm volatile("" : "+f"(acc[i])::"memory"); /* no accumulator read above the wait */
@@ -480,11 +481,8 @@ BC_DEVICE void sm90_release_c(sm90_shape g, uint32_t base, uint32_t esize, uint3
     const uint32_t n = sm90_c_stages(g, esize);
     bc_bar_sync(at->bar, 128);
     if (g.dn || at->t128 == 0) /* SM90_EMPTY_ARRIVALS */
-        for (uint32_t i = 0, s = first; i < n; i++, s = s + 1u == g.stages ? 0u : s + 1u) {
-            bc_mbar_arrive(sm90_empty(g, base, s));
-            if (SM90_MC(g))
-                bc_mbar_arrive_cluster(sm90_empty(g, base, s), bc_cluster_ctarank() ^ 1u);
-        }
+        for (uint32_t i = 0, s = first; i < n; i++, s = s + 1u == g.stages ? 0u : s + 1u)
+            sm90_free_stage(g, base, s);
 }
 
 /* One tile for consumer c: its main loop over k-blocks [kb0, kb1) from the
@@ -582,7 +580,7 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
     const uint32_t tid = bc_tid_x();
     if (tid < g.stages) { /* one thread per stage: the inits overlap */
         bc_mbar_init(sm90_full(g, base, tid), 1);
-        bc_mbar_init(sm90_empty(g, base, tid), SM90_MC(g) ? 2u * g.cons : SM90_EMPTY_ARRIVALS(g));
+        bc_mbar_init(sm90_empty(g, base, tid), SM90_EMPTY_ARRIVALS(g));
         bc_mbar_fence_init();
     }
     if (tid == BC_SM90_PRODUCER_THREADS - 32u) { /* another warp: the prefetches overlap the inits */
