@@ -121,8 +121,7 @@ def build_rows(shapes, ours, cublas, args):
             "ours_pct_floor": 100.0 * fl / ours_us if ours_us else None,
             "cublas_pct_floor": 100.0 * fl / cub_us if cub_us else None,
             "target": target, "met": (ratio >= target) if ratio is not None and target is not None else None,
-            "config": (o.get("config") or "") + ("^T" if o.get("swapped") else "") + ("^D" if o.get("dense_a") else "") +
-                      ("^K" if o.get("stream_k_tiles") else "") + ("^M" if o.get("multicast") else "") if o else None,
+            "config": sweep_compare.config_label(o) if o else None,
             "grid": o.get("grid") if o else None,
             "split_k": o.get("split_k") if o else None, "sets": o.get("sets") if o else None,
         })

@@ -39,6 +39,13 @@ def check_lists(items, ours, cublas):
     return problems
 
 
+def config_label(o):
+    """A row's configuration as `barecuda bench` shows it: NAME, then ^T (run transposed), ^D (dense-row
+    kernel), ^K (stream-K) and ^M (multicast twin) from the bench JSON's flags."""
+    return ((o.get("config") or "") + ("^T" if o.get("swapped") else "") + ("^D" if o.get("dense_a") else "") +
+            ("^K" if o.get("stream_k_tiles") else "") + ("^M" if o.get("multicast") else ""))
+
+
 def build_rows(items, ours, cublas, peak_flops, peak_bw):
     by_ours = {r["index"]: r for r in (ours or {}).get("rows", [])}
     by_cublas = {r["index"]: r for r in (cublas or {}).get("rows", [])}
@@ -56,8 +63,7 @@ def build_rows(items, ours, cublas, peak_flops, peak_bw):
             "floor_us": fl, "floor_bound": bound,
             "ours_pct_floor": 100.0 * fl / ours_us if ours_us else None,
             "cublas_pct_floor": 100.0 * fl / cub_us if cub_us else None,
-            "config": (o.get("config") or "") + ("^T" if o.get("swapped") else "") + ("^D" if o.get("dense_a") else "") +
-                      ("^K" if o.get("stream_k_tiles") else "") + ("^M" if o.get("multicast") else "") if o else None,
+            "config": config_label(o) if o else None,
             "split_k": o.get("split_k") if o else None,
             "sets": o.get("sets") if o else None,
             "cublas_what": c.get("what") if c else None, "cublas_kernels": c.get("kernels") if c else None,
