@@ -78,6 +78,19 @@
         SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .tma_store = 1, .persistent = 1,            \
         .split_cost_kb = BC_SPLIT_COST_KB, .kernel_sk = (sk_id),                                   \
     }
+/* Both twins: stream-K where the caller allows it and the last round pays,
+ * else the multicast twin where the rows are off the sectors (gemm_plan.c),
+ * for K of at least BC_SM90_MC_MIN_KB k-blocks: 128x128's twin, on 24
+ * shapes the rule gives 128x128 (H100, kernels_ptx/PERF_NOTES.md change
+ * 63), ran at 0.71-0.92 of the time from 15 k-blocks up in one round or
+ * more (0.99 at one), and lost 2-9% at 3-7 k-blocks in one round. */
+#define BC_SM90_MC_MIN_KB 15u
+#define SM90_CONFIG_SK_MC(nm, id, sk_id, mc_id, w, cons, bn_, stages, ks, ar)                      \
+    {                                                                                              \
+        SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .tma_store = 1, .persistent = 1,            \
+        .split_cost_kb = BC_SPLIT_COST_KB, .kernel_sk = (sk_id), .kernel_mc = (mc_id),             \
+        .mc_min_kb = BC_SM90_MC_MIN_KB,                                                            \
+    }
 /* The short-K twin of 128x64 (two CTAs an SM, a 2-stage ring): the rule
  * takes it outright for K of at most 2 k-blocks (128) and M above the
  * skinny range, where the epilogue is most of a tile's time and twice its
@@ -147,7 +160,8 @@
 static const bc__gemm_config configs[] = {
     BC__APPLY(SM90_CONFIG_MC, "128x256", BC_K_GEMM_SM90_128X256, BC_K_GEMM_SM90_128X256M, 100, BC_SM90_CFG_128X256),
     BC__APPLY(SM90_CONFIG, "128x256s", BC_K_GEMM_SM90_128X256S, 100, BC_SM90_CFG_128X256S),
-    BC__APPLY(SM90_CONFIG_SK, "128x128", BC_K_GEMM_SM90_128X128, BC_K_GEMM_SM90_128X128K, 90, BC_SM90_CFG_128X128),
+    BC__APPLY(SM90_CONFIG_SK_MC, "128x128", BC_K_GEMM_SM90_128X128, BC_K_GEMM_SM90_128X128K, BC_K_GEMM_SM90_128X128M,
+              90, BC_SM90_CFG_128X128),
     BC__APPLY(SM90_CONFIG, "128x128s", BC_K_GEMM_SM90_128X128S, 90, BC_SM90_CFG_128X128S),
     BC__APPLY(SM90_CONFIG_SK, "128x64", BC_K_GEMM_SM90_128X64, BC_K_GEMM_SM90_128X64K, 60, BC_SM90_CFG_128X64),
     BC__APPLY(SM90_CONFIG_SK, "64x32", BC_K_GEMM_SM90_64X32, BC_K_GEMM_SM90_64X32K, 30, BC_SM90_CFG_64X32),

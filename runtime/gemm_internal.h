@@ -42,6 +42,7 @@ typedef struct bc__gemm_config {
     uint32_t split_cost_kb;  /* split-K: the rule's cost of the exchange, in k-blocks */
     bc__kernel_id kernel_sk; /* 0: none; else its stream-K twin (sk_sched.h; the optional group BC_KERNELS_STREAM_K) */
     bc__kernel_id kernel_mc; /* 0: none; else its multicast twin (clusters of two sharing B's loads; gemm_plan.c) */
+    uint32_t mc_min_kb;      /* the twin only for K of at least this many k-blocks (0: any) */
     uint32_t cluster_wave_pct; /* 0: a split wave fills every SM; else the % of SMs its clusters fill at once */
     uint32_t cluster8_pct;     /* clusters of 8 on more than this % of the SMs ... */
     uint32_t cluster8_cost_kb; /* ... cost this many k-blocks more */
@@ -66,6 +67,12 @@ struct bc_gemm_plan {
     int mc;                /* the plan runs the configuration's multicast twin (kernel_mc) */
     bc_gemm_plan_info info;
 };
+
+/* gemm_plan.c. The plan's B map as its configuration's whole-tile kernel
+ * reads it (boxes of bn rows): the plan's own, or re-encoded where the plan
+ * runs the multicast twin, whose boxes are half that (the resident kernels
+ * run the whole-tile code on the same operands). */
+bc_status bc__gemm_plan_whole_b_map(const bc_gemm_plan *pl, uint64_t out[16]);
 
 /* gemm_operands.c. Layout: resolves the defaulted leading dimensions and
  * checks every arithmetic rule (statuses 50..55), no driver call. Memory:

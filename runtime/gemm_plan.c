@@ -109,19 +109,26 @@ static uint32_t dense_flags(const bc_gemm_desc *d, const bc__gemm_config *c, con
  * no request saved). At 33 pairs it was
  * even (768x2816x3000), and one grid of 40 lost (300x5000x3000, 35.0 ->
  * 43.7 us; measured, not explained: 1024x2560x1000, also 40, gained 15%)
- * (kernels_ptx/PERF_NOTES.md, change 60). */
+ * (kernels_ptx/PERF_NOTES.md, change 60). Nor where the pairs need more
+ * rounds of the SMs than the tiles do (an odd number of tile rows: each
+ * pair's second CTA on the last row computes nothing), which cost 128x128's
+ * twin 1.05-1.59x (1584x1161x1192: 70 pairs on 66 clusters against 130
+ * tiles on 132 SMs), nor for fewer k-blocks than the configuration's
+ * mc_min_kb (change 63). */
 #define BC_MC_MIN_PAIRS_PCT 25u
 static int takes_mc(const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t sms)
 {
     const uint64_t es = bc__dtype_bytes(d->ab_type);
-    /* the twin's B map has half boxes: a configuration with a stream-K or dense-row twin as well
-     * would need them told apart first; and a pair needs two SMs */
-    if (c->kernel_mc == 0 || c->kernel_sk != 0 || c->kernel_dense != 0 || sms < 2 || d->split_k > 1 ||
-        ((uint64_t)d->lda * es % 32u == 0 && (uint64_t)d->ldb * es % 32u == 0))
+    /* the twin's B map has half boxes: a configuration with a dense-row twin as well would need them
+     * told apart first (a stream-K plan never takes it: bc_gemm_plan_create); and a pair needs two SMs */
+    if (c->kernel_mc == 0 || c->kernel_dense != 0 || sms < 2 || d->split_k > 1 ||
+        ((uint64_t)d->lda * es % 32u == 0 && (uint64_t)d->ldb * es % 32u == 0) ||
+        bc__ceil_div((uint64_t)d->k, c->bk) < c->mc_min_kb)
         return 0;
-    const uint64_t rows = bc__ceil_div((uint64_t)d->m, c->bm);
-    const uint64_t pairs = bc__ceil_div(rows, 2) * bc__ceil_div((uint64_t)d->n, c->bn);
-    return rows >= 2 && pairs * 100u >= (uint64_t)sms * BC_MC_MIN_PAIRS_PCT;
+    const uint64_t rows = bc__ceil_div((uint64_t)d->m, c->bm), cols = bc__ceil_div((uint64_t)d->n, c->bn);
+    const uint64_t pairs = bc__ceil_div(rows, 2) * cols;
+    return rows >= 2 && pairs * 100u >= (uint64_t)sms * BC_MC_MIN_PAIRS_PCT &&
+           bc__ceil_div(pairs, sms / 2u) <= bc__ceil_div(rows * cols, sms);
 }
 
 /* D may leave through a TMA store when the configuration can, C (if read)
@@ -143,15 +150,22 @@ static bc__tmap_desc out_map_desc(const char *what, bc_devptr base, int64_t ld, 
     return t;
 }
 
-/* mc: the multicast twin, each CTA of a pair loading half of B's rows. */
+/* B's map: boxes of the tile's bn rows, or with mc (the multicast twin,
+ * each CTA of a pair loading half of B's rows) of bn / 2. */
+static bc__tmap_desc b_map_desc(const bc_gemm_desc *d, const bc__gemm_config *c, int mc)
+{
+    const bc__tmap_desc tb = {"B", d->ab_type, d->b, (uint64_t)d->k, (uint64_t)d->n, (uint64_t)d->ldb * 2,
+                              c->bk, mc ? c->bn / 2u : c->bn, 128};
+    return tb;
+}
+
 static bc_status encode_maps(bc_gemm_params *p, const bc_gemm_desc *d, const bc__gemm_config *c, int mc)
 {
     if (!c->tma)
         return BC_OK; /* the kernel reads A and B through params.a/b */
     const bc__tmap_desc ta = {"A", d->ab_type, d->a, (uint64_t)d->k, (uint64_t)d->m, (uint64_t)d->lda * 2,
                               c->bk, c->a_rows, 128};
-    const bc__tmap_desc tb = {"B", d->ab_type, d->b, (uint64_t)d->k, (uint64_t)d->n, (uint64_t)d->ldb * 2,
-                              c->bk, mc ? c->bn / 2u : c->bn, 128};
+    const bc__tmap_desc tb = b_map_desc(d, c, mc);
     bc_status st = bc__tmap_encode(p->tmap_a, &ta);
     if (!st)
         st = bc__tmap_encode(p->tmap_b, &tb);
@@ -340,12 +354,6 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     pl->swapped = swapped;
     pl->config = c;
     pl->fn = fn;
-    pl->mc = takes_mc(&k, c, (uint32_t)dev->info.sm_count) && dev->image.fn[c->kernel_mc] != NULL;
-    if (pl->mc)
-        pl->fn = dev->image.fn[c->kernel_mc];
-    st = encode_maps(&pl->params, &k, c, pl->mc);
-    if (st)
-        goto fail_free;
     fill_params(pl, &k);
     pl->params.split_k = split;
     const uint32_t sms = (uint32_t)dev->info.sm_count;
@@ -355,13 +363,22 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
         pl->params.flags |= BC_GEMM_F_DENSE_A; /* the twin's dense-row kernel (loaded with it) */
         pl->fn = dev->image.fn[c->kernel_dense];
     }
-    bc_sk sk;
     if (k.stream_k && c->kernel_sk && dev->image.fn[c->kernel_sk] == NULL) {
         st = BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "stream_k", "the stream-K kernel %s is not loaded: %s",
                      bc__gemm_kernel_name(c->kernel_sk), bc__image_group_missing(dev, BC_KERNELS_STREAM_K));
         goto fail_free;
     }
-    if (k.stream_k && bc__gemm_stream_k(c, &pl->params, sms, &sk)) {
+    /* stream-K first (the caller asked for it, and it changes the last round); else, where the rows are
+     * off the sectors, the multicast twin */
+    bc_sk sk;
+    const int sk_taken = k.stream_k && bc__gemm_stream_k(c, &pl->params, sms, &sk);
+    pl->mc = !sk_taken && takes_mc(&k, c, sms) && dev->image.fn[c->kernel_mc] != NULL;
+    if (pl->mc)
+        pl->fn = dev->image.fn[c->kernel_mc];
+    st = encode_maps(&pl->params, &k, c, pl->mc);
+    if (st)
+        goto fail_free;
+    if (sk_taken) {
         st = take_stream_k(pl, &sk);
         if (st)
             goto fail_free;
@@ -421,6 +438,17 @@ bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b
     plan->params = p;
     plan->desc = nd;
     return BC_OK;
+}
+
+bc_status bc__gemm_plan_whole_b_map(const bc_gemm_plan *pl, uint64_t out[16])
+{
+    if (!pl->mc) {
+        memcpy(out, pl->params.tmap_b, sizeof pl->params.tmap_b);
+        return BC_OK;
+    }
+    const bc_gemm_desc k = pl->swapped ? bc__gemm_transposed(&pl->desc) : pl->desc;
+    const bc__tmap_desc tb = b_map_desc(&k, pl->config, 0);
+    return bc__tmap_encode(out, &tb);
 }
 
 bc_status bc_gemm_plan_query(const bc_gemm_plan *plan, bc_gemm_plan_info *out_info)

@@ -84,14 +84,17 @@ static access plan_access(const bc_gemm_desc *d, int swapped)
     return a;
 }
 
-/* A plan as the kernel needs it: its tensor maps and the parameters of its
- * tile walk and epilogue. */
-static void gemm_op(bc_resident_op *op, const bc_gemm_plan *pl)
+/* A plan as the kernel needs it: its tensor maps (B's with whole boxes,
+ * where the plan runs the multicast twin) and the parameters of its tile
+ * walk and epilogue. */
+static bc_status gemm_op(bc_resident_op *op, const bc_gemm_plan *pl)
 {
     const bc_gemm_params *p = &pl->params;
     memset(op, 0, sizeof *op);
+    bc_status st = bc__gemm_plan_whole_b_map(pl, op->tmap_b);
+    if (st)
+        return st;
     memcpy(op->tmap_a, p->tmap_a, sizeof op->tmap_a);
-    memcpy(op->tmap_b, p->tmap_b, sizeof op->tmap_b);
     memcpy(op->tmap_d, p->tmap_d, sizeof op->tmap_d);
     memcpy(op->tmap_c, p->tmap_c, sizeof op->tmap_c);
     bc_resident_opinfo *x = &op->x;
@@ -102,6 +105,7 @@ static void gemm_op(bc_resident_op *op, const bc_gemm_plan *pl)
     x->tiles_m = p->tiles_m, x->tiles_n = p->tiles_n, x->k_blocks = p->k_blocks, x->group_m = p->group_m;
     x->kind = BC_RESIDENT_OP_GEMM;
     x->split = (uint8_t)p->split_k;
+    return BC_OK;
 }
 
 /* A plan the resident kernels can run: sm_90a, a configuration with a
@@ -265,10 +269,10 @@ bc_status bc__resident_build(bc_device *dev, const bc_gemm_plan *const *plans, i
         st = check_plan(dev, plans[i], i, i ? (int)k0 : -1, &k);
         if (!st && i == 0)
             k0 = k;
-        if (!st) {
-            gemm_op(&out->ops[out->count], plans[i]);
+        if (!st)
+            st = gemm_op(&out->ops[out->count], plans[i]);
+        if (!st)
             acc[out->count] = plan_access(&plans[i]->desc, plans[i]->swapped);
-        }
     }
     for (uint32_t i = 0; i < cfg->output_count && !st; i++, out->count++) {
         st = copy_op(dev, &cfg->outputs[i], "outputs", i, 1, &out->ops[out->count], &acc[out->count]);

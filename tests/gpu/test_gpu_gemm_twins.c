@@ -1,5 +1,5 @@
 /* GPU tests of the twin kernels a GEMM plan takes on its own: stream-K
- * (desc.stream_k = 1) and the multicast twin of 128x256. Each case is
+ * (desc.stream_k = 1) and the multicast twins of 128x256 and 128x128. Each case is
  * checked against the fp64 CPU reference on fresh random inputs with
  * poisoned outputs, with the bounds of test_gpu_gemm.c, and each plan's
  * info must say it took the twin. Seed: printed per run; BC_SEED replays.
@@ -33,11 +33,15 @@ static void check_stream_k(const gcase *gc, const bc_gemm_plan_info *info)
     assert_true(info->stream_k_tiles > 0 && info->stream_k_ctas > info->stream_k_tiles);
 }
 
+/* the configuration's multicast twin: bc_gemm_<config>m, in pairs */
 static void check_multicast(const gcase *gc, const bc_gemm_plan_info *info)
 {
     print_message("  %lldx%lldx%lld: %s, grid %u, cluster %u\n", (long long)gc->m, (long long)gc->n, (long long)gc->k,
                   info->kernel, info->grid_x, info->cluster_x);
-    assert_string_equal(info->kernel, "bc_gemm_sm90_128x256m");
+    char want[64];
+    snprintf(want, sizeof want, "bc_gemm_%sm", info->config);
+    assert_string_equal(info->kernel, want);
+    assert_int_equal(info->multicast, 1);
     assert_int_equal(info->cluster_x, 2);
 }
 
@@ -91,13 +95,14 @@ static void test_gemm_stream_k(void **state)
     case_stream_k = 0;
 }
 
-/* The multicast twin of 128x256 (clusters of two CTAs sharing B's loads),
- * which plans take where A's or B's rows are off the 32-byte sectors on
- * grids of enough tile-row pairs: each plan must really run it (its info),
- * on odd tile-row counts (the last pair's second row lies past M), every
- * output type, bias, ReLU, C (aliasing D too), D rows that are not 16-byte
- * multiples, and the rule's own choice; outputs byte-identical over
- * repeated launches. Quick mode (the sanitizers' runs): K = 40. */
+/* The multicast twins of 128x256 and 128x128 (clusters of two CTAs sharing
+ * B's loads), which plans take where A's or B's rows are off the 32-byte
+ * sectors on grids of enough tile-row pairs: each plan must really run one
+ * (its info), on odd tile-row counts (the last pair's second row lies past
+ * M), every output type, bias, ReLU, C (aliasing D too), D rows that are
+ * not 16-byte multiples, and the rule's own choice; outputs byte-identical
+ * over repeated launches. Quick mode (the sanitizers' runs): the two
+ * smallest shapes. */
 static void test_gemm_multicast(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
@@ -112,6 +117,9 @@ static void test_gemm_multicast(void **state)
         {"sm90_128x256", 1300, 4000, 3000, 0}, /* 11 x 16 tiles */
         {NULL, 2048, 2048, 2040, 0},            /* the rule's choice */
         {NULL, 728, 4008, 14024, 0},
+        {"sm90_128x128", 1100, 1200, 1000, 1}, /* 9 x 10 tiles: 50 pairs, the last row's partner past M */
+        {"sm90_128x128", 1300, 2000, 3000, 0}, /* 11 x 16 tiles */
+        {NULL, 447, 3838, 3128, 0},            /* the rule's choice: 128x128, 4 x 30 tiles */
     };
     for (size_t i = 0; i < sizeof mc / sizeof mc[0]; i++) {
         if (quick && !mc[i].quick)
@@ -133,6 +141,11 @@ static void test_gemm_multicast(void **state)
     const gcase rep2 = {2048, 2048, 2040, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0, 0};
     if (!quick)
         run_repeated(env, &rep2, 50);
+    const gcase rep3 = {1100, 1200, 1000, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.5f, 1, 0, 0, 0, "sm90_128x128", 0, 0, 0};
+    run_repeated(env, &rep3, quick ? 5 : 50);
+    const gcase rep4 = {447, 3838, 3128, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0, 0};
+    if (!quick)
+        run_repeated(env, &rep4, 50);
 }
 
 static int setup(void **state) { return gemm_case_setup(state, "test_gpu_gemm_twins"); }

@@ -243,6 +243,64 @@ static void test_multicast_twin(void **state)
     env_close(&e);
 }
 
+/* 128x128's multicast twin, on the same conditions and two more: the
+ * rule's own choice 2597x2165x3624 (21 x 17 tiles: 187 pairs, three rounds
+ * of 66 clusters as the tiles take three of 132 SMs) and a named 128x128
+ * with K = 1000 (9 x 10 tiles: 50 pairs), B's box 64 rows; not on the
+ * sectors (K = 1184), not where the pairs take a round more than the tiles
+ * (1584x1161x1192: 13 x 10 tiles, 70 pairs), not below 15 k-blocks (K =
+ * 40). A plan that takes stream-K takes it rather than the twin (its kernel
+ * has whole boxes). */
+static void test_multicast_twin_128x128(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    static const struct {
+        int64_t m, n, k;
+        const char *config, *kernel;
+        unsigned grid, cluster, b_box_rows;
+    } cases[] = {
+        {2597, 2165, 3624, NULL, "bc_gemm_sm90_128x128m", 132, 2, 64},
+        {1100, 1200, 1000, "sm90_128x128", "bc_gemm_sm90_128x128m", 100, 2, 64},
+        {1584, 1161, 1184, NULL, "bc_gemm_sm90_128x128", 130, 1, 128},
+        {1584, 1161, 1192, NULL, "bc_gemm_sm90_128x128", 130, 1, 128},
+        {1100, 1200, 40, "sm90_128x128", "bc_gemm_sm90_128x128", 90, 1, 128},
+    };
+    const fake_launch *l = NULL;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
+        d.config = cases[i].config;
+        const bc_gemm_params p = launch_and_decode(&e, &d, &l);
+        if (strcmp(l->kernel, cases[i].kernel) != 0 || l->grid[0] != cases[i].grid || l->cluster[0] != cases[i].cluster ||
+            ((p.tmap_b[12] >> 16) & 0xffff) != cases[i].b_box_rows)
+            fail_msg("%lldx%lldx%lld: %s grid %u cluster %u B box %u rows; want %s %u %u %u", (long long)cases[i].m,
+                     (long long)cases[i].n, (long long)cases[i].k, l->kernel, l->grid[0], l->cluster[0],
+                     (unsigned)((p.tmap_b[12] >> 16) & 0xffff), cases[i].kernel, cases[i].grid, cases[i].cluster,
+                     cases[i].b_box_rows);
+        const bc_gemm_plan_info info = plan_info(&e, &d);
+        assert_string_equal(info.config, "sm90_128x128");
+        assert_int_equal(info.multicast, cases[i].cluster == 2);
+    }
+    env_close(&e);
+    /* stream-K and the twin both possible: 1100x1200x8200, 9 x 10 tiles (50 pairs) in one partial round of
+     * 129 k-blocks (stream-K: 88 a CTA, plus 28) */
+    env_groups = BC_KERNELS_STREAM_K;
+    env_open(&e, 1);
+    env_groups = 0;
+    bc_gemm_desc d = base_desc(&e, 1100, 1200, 8200);
+    d.config = "sm90_128x128";
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x128m");
+    d.stream_k = 1;
+    const bc_gemm_params p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x128k");
+    assert_true(p.sk_ctas > 0);
+    assert_int_equal((p.tmap_b[12] >> 16) & 0xffff, 128);
+    const bc_gemm_plan_info info = plan_info(&e, &d);
+    assert_int_equal(info.multicast, 0);
+    env_close(&e);
+}
+
 /* Skinny splits stay within one round of clusters: 64 tiles split 2 ways
  * (128 CTAs in clusters of 2 fill the 132 SMs at once), not 4 ways (256
  * CTAs: three rounds of the 99 CTAs that clusters of 4 hold); 128 tiles
@@ -623,7 +681,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         ft_test(test_config_rule),
         ft_test(test_off_grid_credit),
-        ft_test(test_multicast_twin),
+        ft_test(test_multicast_twin), ft_test(test_multicast_twin_128x128),
         ft_test(test_skinny_split_one_round),
         ft_test(test_n1_transposed),
         ft_test(test_dot_kernel),

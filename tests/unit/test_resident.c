@@ -282,6 +282,49 @@ static void test_split_program(void **state)
     bc_device_close(e.dev);
 }
 
+/* A plan that runs the multicast twin (128x128 with rows off the 32-byte
+ * sectors, enough tile-row pairs) runs in the resident 128x128 kernel,
+ * which reads B in whole boxes of 128 rows: the program holds B's map
+ * re-encoded so, not the twin's map of 64-row boxes; the other maps are
+ * the plan's. */
+static void test_multicast_plan(void **state)
+{
+    env e;
+    env_open(&e);
+    bc_devptr a = 0, b = 0, d = 0;
+    assert_ok(bc_mem_alloc(e.dev, 1100 * 1000 * 2, &a));
+    assert_ok(bc_mem_alloc(e.dev, 1200 * 1000 * 2, &b));
+    assert_ok(bc_mem_alloc(e.dev, 1100 * 1200 * 2, &d));
+    bc_gemm_desc gd;
+    bc_gemm_desc_default(&gd);
+    gd.m = 1100, gd.n = 1200, gd.k = 1000; /* 9 x 10 tiles: 50 pairs; rows of 2000 bytes */
+    gd.a = a, gd.b = b, gd.d = d;
+    gd.config = "sm90_128x128";
+    bc_gemm_plan *pl = NULL;
+    assert_ok(bc_gemm_plan_create(e.dev, &gd, &pl));
+    bc_gemm_plan_info info;
+    assert_ok(bc_gemm_plan_query(pl, &info));
+    assert_int_equal(info.multicast, 1);
+    assert_string_equal(info.kernel, "bc_gemm_sm90_128x128m");
+    assert_int_equal((pl->params.tmap_b[12] >> 16) & 0xffff, 64);
+    bc_resident *res = NULL;
+    const bc_gemm_plan *plans[1] = {pl};
+    assert_ok(bc_resident_create(e.dev, plans, 1, NULL, &res));
+    assert_ok(bc_resident_start(res, e.s));
+    const fake_launch *l = fake_last_launch();
+    assert_string_equal(l->kernel, "bc_resident_sm90_128x128");
+    bc_resident_params p;
+    const bc_resident_op *ops = program_of(l, &p);
+    assert_int_equal((ops[0].tmap_b[12] >> 16) & 0xffff, 128);
+    assert_int_equal(ops[0].tmap_b[0], pl->params.tmap_b[0]); /* the same base address */
+    assert_memory_equal(ops[0].tmap_a, pl->params.tmap_a, sizeof ops[0].tmap_a);
+    assert_memory_equal(ops[0].tmap_d, pl->params.tmap_d, sizeof ops[0].tmap_d);
+    assert_ok(bc_resident_step(res, 5 * SEC));
+    bc_resident_destroy(res);
+    bc_gemm_plan_destroy(pl);
+    bc_device_close(e.dev);
+}
+
 /* Steps through the emulator, with the input and output copied by the
  * kernel from and to pinned memory; numbering continues across a restart. */
 static void test_steps_compute(void **state)
@@ -414,8 +457,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         ft_test(test_program),           ft_test(test_steps_compute),  ft_test(test_timeout_recovers),
-        ft_test(test_step_path_is_free), ft_test(test_split_program),  ft_test(test_close_stops_it),
-        ft_test(test_close_with_hung_kernel),
+        ft_test(test_step_path_is_free), ft_test(test_split_program),  ft_test(test_multicast_plan),
+        ft_test(test_close_stops_it),    ft_test(test_close_with_hung_kernel),
     };
     return cmocka_run_group_tests_name("resident", tests, NULL, NULL);
 }
