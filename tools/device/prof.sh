@@ -1,7 +1,9 @@
 #!/bin/bash
 # Profiles one GEMM launch with Nsight Compute (clocks left as they run:
-# --clock-control none) for each "MxNxK[:config[:split]]" argument, and cuBLAS
-# (PyTorch) on the shapes in $CUBLAS; summaries printed, reports to $OUT/prof.tgz.
+# --clock-control none) for each "MxNxK[:config[:split[:gemm flags]]]"
+# argument (e.g. 531x976x4544:sm90_128x128::--beta 1), and cuBLAS (PyTorch)
+# on the shapes in $CUBLAS (with CUBLAS_C=1 as addmm with a C);
+# summaries printed, reports to $OUT/prof.tgz.
 export PATH=/usr/local/cuda/bin:$PATH
 OUT=${OUT:-/tmp/out}
 L=$(mktemp -d)
@@ -9,10 +11,10 @@ SECTIONS="--section SpeedOfLight --section LaunchStats --section Occupancy --sec
 METRICS="--metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__cycles_elapsed.avg.per_second,dram__bytes.sum,lts__t_bytes.sum,gpu__time_duration.sum"
 summ() { grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|DRAM Throughput|hmma_cycles_active|dram__bytes|lts__t_bytes|Grid Size|Cluster Size|Active Clusters|Achieved Occupancy|Waves Per SM|Warp Cycles Per Issued|spends [0-9.]+ cycles|gemm " "$1" | grep -v "^==PROF==" | head -40; }
 for arg in "$@"; do
-  IFS=: read shape c sp <<< "$arg"
-  cfg=""; [ -n "$c" ] && cfg="--config $c"; [ -n "$sp" ] && cfg="$cfg --split $sp"
+  IFS=: read shape c sp fl <<< "$arg"
+  cfg=""; [ -n "$c" ] && cfg="--config $c"; [ -n "$sp" ] && cfg="$cfg --split $sp"; cfg="$cfg $fl"
   IFS=x read m n k <<< "$shape"
-  f="$L/ncu_${shape}_${c}_${sp}.txt"
+  f="$L/ncu_${shape}_${c}_${sp}_${fl//[^a-z0-9]/}.txt"
   timeout 200 ncu --clock-control none --kernel-name regex:bc_gemm --launch-skip 3 --launch-count 1 $SECTIONS $METRICS \
     build/bin/barecuda gemm --m $m --n $n --k $k --iters 5 --check-rows 2 $cfg > "$f" 2>&1
   echo "== ours $arg"; summ "$f"
@@ -24,7 +26,8 @@ for s in ${CUBLAS:-}; do
     python3 -c "
 import torch
 a=torch.randn($m,$k,device='cuda',dtype=torch.bfloat16); b=torch.randn($n,$k,device='cuda',dtype=torch.bfloat16)
-for i in range(6): c=torch.mm(a,b.t())
+c0=torch.randn($m,$n,device='cuda',dtype=torch.bfloat16)
+for i in range(6): c=torch.addmm(c0,a,b.t()) if ${CUBLAS_C:-0} else torch.mm(a,b.t())
 torch.cuda.synchronize()" > "$f" 2>&1
   echo "== cuBLAS $s"; summ "$f"
 done
