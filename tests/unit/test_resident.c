@@ -319,7 +319,7 @@ static void test_multicast_plan(void **state)
     assert_int_equal(ops[0].tmap_b[0], pl->params.tmap_b[0]); /* the same base address */
     assert_memory_equal(ops[0].tmap_a, pl->params.tmap_a, sizeof ops[0].tmap_a);
     assert_memory_equal(ops[0].tmap_d, pl->params.tmap_d, sizeof ops[0].tmap_d);
-    assert_ok(bc_resident_step(res, 5 * SEC));
+    assert_ok(bc_resident_stop(res, SEC)); /* no step: the emulator's 1.3 GMAC would be the test's time */
     bc_resident_destroy(res);
     bc_gemm_plan_destroy(pl);
     bc_device_close(e.dev);
