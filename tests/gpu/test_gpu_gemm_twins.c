@@ -33,9 +33,13 @@ static void check_stream_k(const gcase *gc, const bc_gemm_plan_info *info)
     assert_true(info->stream_k_tiles > 0 && info->stream_k_ctas > info->stream_k_tiles);
 }
 
+/* the configuration the case expects (the rule's choice is checked too) */
+static const char *mc_config;
+
 /* the configuration's multicast twin: bc_gemm_<config>m, in pairs */
 static void check_multicast(const gcase *gc, const bc_gemm_plan_info *info)
 {
+    assert_string_equal(info->config, mc_config);
     print_message("  %lldx%lldx%lld: %s, grid %u, cluster %u\n", (long long)gc->m, (long long)gc->n, (long long)gc->k,
                   info->kernel, info->grid_x, info->cluster_x);
     char want[64];
@@ -109,21 +113,22 @@ static void test_gemm_multicast(void **state)
     if (!gpu_is_hopper(env))
         skip();
     static const struct {
-        const char *config;
+        const char *config, *want; /* named (NULL: the rule's choice), and the configuration expected */
         int64_t m, n, k;
         int quick;
     } mc[] = {
-        {"sm90_128x256", 1100, 2304, 40, 1},   /* 9 x 9 tiles: 45 pairs, the last row's partner past M */
-        {"sm90_128x256", 1300, 4000, 3000, 0}, /* 11 x 16 tiles */
-        {NULL, 2048, 2048, 2040, 0},            /* the rule's choice */
-        {NULL, 728, 4008, 14024, 0},
-        {"sm90_128x128", 1100, 1200, 1000, 1}, /* 9 x 10 tiles: 50 pairs, the last row's partner past M */
-        {"sm90_128x128", 1300, 2000, 3000, 0}, /* 11 x 16 tiles */
-        {NULL, 447, 3838, 3128, 0},            /* the rule's choice: 128x128, 4 x 30 tiles */
+        {"sm90_128x256", "sm90_128x256", 1100, 2304, 40, 1}, /* 9 x 9 tiles: 45 pairs, the last row's partner past M */
+        {"sm90_128x256", "sm90_128x256", 1300, 4000, 3000, 0}, /* 11 x 16 tiles */
+        {NULL, "sm90_128x256", 2048, 2048, 2040, 0},           /* the rule's choice */
+        {NULL, "sm90_128x256", 728, 4008, 14024, 0},
+        {"sm90_128x128", "sm90_128x128", 1100, 1200, 1000, 1}, /* 9 x 10 tiles: 50 pairs, the last row's partner past M */
+        {"sm90_128x128", "sm90_128x128", 1300, 2000, 3000, 0}, /* 11 x 16 tiles */
+        {NULL, "sm90_128x128", 447, 3838, 3128, 0},            /* the rule's choice: 4 x 30 tiles */
     };
     for (size_t i = 0; i < sizeof mc / sizeof mc[0]; i++) {
         if (quick && !mc[i].quick)
             continue;
+        mc_config = mc[i].want;
         const int64_t m = mc[i].m, n = mc[i].n, k = mc[i].k;
         const gcase cases[] = {
             {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, mc[i].config, 0, 0, 0},

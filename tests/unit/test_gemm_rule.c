@@ -246,11 +246,12 @@ static void test_multicast_twin(void **state)
 /* 128x128's multicast twin, on the same conditions and two more: the
  * rule's own choice 2597x2165x3624 (21 x 17 tiles: 187 pairs, three rounds
  * of 66 clusters as the tiles take three of 132 SMs) and a named 128x128
- * with K = 1000 (9 x 10 tiles: 50 pairs), B's box 64 rows; not on the
- * sectors (K = 1184), not where the pairs take a round more than the tiles
- * (1584x1161x1192: 13 x 10 tiles, 70 pairs), not below 15 k-blocks (K =
- * 40). A plan that takes stream-K takes it rather than the twin (its kernel
- * has whole boxes). */
+ * with K = 1000 (9 x 10 tiles: 50 pairs), B's box 64 rows; the same grid
+ * not on the sectors (K = 1008), not below 15 k-blocks (K = 888, 14; K =
+ * 904 is 15 and takes it; K = 40); not where the pairs take a round more
+ * than the tiles (1584x1161x1192: 13 x 10 tiles, 70 pairs). A plan that
+ * takes stream-K takes it rather than the twin (its kernel has whole
+ * boxes); one whose last round stream-K declines takes the twin. */
 static void test_multicast_twin_128x128(void **state)
 {
     env e;
@@ -262,9 +263,11 @@ static void test_multicast_twin_128x128(void **state)
     } cases[] = {
         {2597, 2165, 3624, NULL, "bc_gemm_sm90_128x128m", 132, 2, 64},
         {1100, 1200, 1000, "sm90_128x128", "bc_gemm_sm90_128x128m", 100, 2, 64},
-        {1584, 1161, 1184, NULL, "bc_gemm_sm90_128x128", 130, 1, 128},
-        {1584, 1161, 1192, NULL, "bc_gemm_sm90_128x128", 130, 1, 128},
+        {1100, 1200, 1008, "sm90_128x128", "bc_gemm_sm90_128x128", 90, 1, 128},
+        {1100, 1200, 888, "sm90_128x128", "bc_gemm_sm90_128x128", 90, 1, 128},
+        {1100, 1200, 904, "sm90_128x128", "bc_gemm_sm90_128x128m", 100, 2, 64},
         {1100, 1200, 40, "sm90_128x128", "bc_gemm_sm90_128x128", 90, 1, 128},
+        {1584, 1161, 1192, NULL, "bc_gemm_sm90_128x128", 130, 1, 128},
     };
     const fake_launch *l = NULL;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -298,6 +301,11 @@ static void test_multicast_twin_128x128(void **state)
     assert_int_equal((p.tmap_b[12] >> 16) & 0xffff, 128);
     const bc_gemm_plan_info info = plan_info(&e, &d);
     assert_int_equal(info.multicast, 0);
+    /* 15 k-blocks: stream-K's share plus its cost (11 + 28) is no gain, so the twin */
+    d.k = 904;
+    const bc_gemm_params q = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x128m");
+    assert_int_equal(q.sk_ctas, 0);
     env_close(&e);
 }
 
