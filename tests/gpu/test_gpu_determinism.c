@@ -6,7 +6,8 @@
  * distributed shared memory, so it needs no workspace and may overlap
  * itself), a plan with beta*C (C through the stage ring), one whose D rows
  * are not 16-byte multiples (the copy-out store path), a skinny-M plan, the
- * dense-row kernels (short packed rows of A copied as they lie), and
+ * dense-row kernels (short packed rows of A copied as they lie), the
+ * multicast twins (pairs of CTAs sharing B's loads), and
  * the portable mma.sync family, named. BC_TEST_QUICK=1 runs 100 launches. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +34,9 @@ static void make_operand(gpu_env *env, operand *o, size_t elems, bc_dtype t, bc_
     CHECK_BC(bc_mem_alloc(env->dev, o->bytes, &o->dev));
     CHECK_BC(bc_memcpy_htod(env->dev, o->dev, o->host, o->bytes));
 }
+
+/* The kernel the next plans must run (NULL: any). */
+static const char *expect_kernel;
 
 static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k, const char *config,
                                   uint32_t split_k, float beta)
@@ -63,6 +67,8 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k,
     if (info.split_k != (split_k ? split_k : 1) && strcmp(info.config, "sm90_dot") != 0)
         fail_msg("%lldx%lldx%lld: split_k %u, asked for %u", (long long)m, (long long)n, (long long)k, info.split_k,
                  split_k);
+    if (expect_kernel != NULL)
+        assert_string_equal(info.kernel, expect_kernel);
     print_message("  %lldx%lldx%lld %s (%s) split_k %u beta %g: seed 0x%llx, %d runs, two streams overlapping\n",
                   (long long)m, (long long)n, (long long)k, info.config, info.kernel, info.split_k, beta,
                   (unsigned long long)rng.s, runs);
@@ -145,6 +151,13 @@ static void test_same_bytes_two_streams_under_load(void **state)
     gpu_env *env = GPU_ENV_OR_SKIP(state);
     /* 16 x 8 tiles, whole (Hopper: pinned; elsewhere the rule's choice) */
     same_bytes_under_load(env, 2000, 2048, 1000, gpu_is_hopper(env) ? "sm90_128x256" : NULL, 0, 0.0f);
+    if (gpu_is_hopper(env)) { /* the multicast twins: pairs of CTAs sharing B's loads (rows off the sectors) */
+        expect_kernel = "bc_gemm_sm90_128x256m";
+        same_bytes_under_load(env, 2048, 2048, 2040, "sm90_128x256", 0, 0.0f);
+        expect_kernel = "bc_gemm_sm90_128x128m";
+        same_bytes_under_load(env, 1100, 1200, 1000, "sm90_128x128", 0, 0.5f);
+        expect_kernel = NULL;
+    }
 }
 
 static void test_same_bytes_beta_c_under_load(void **state)
