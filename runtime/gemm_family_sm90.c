@@ -62,22 +62,21 @@
         SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .tma_store = !(ks), .split = (ks),          \
         .persistent = !(ks), .split_cost_kb = BC_SPLIT_COST_KB,                                    \
     }
+/* What a whole-tile configuration with twins shares with SM90_CONFIG's
+ * whole tiles; each twin macro below adds its kernels. */
+#define SM90_WHOLE(nm, id, w, cons, bn_, stages, ar)                                               \
+    SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .tma_store = 1, .persistent = 1,                \
+        .split_cost_kb = BC_SPLIT_COST_KB
 /* A whole-tile configuration with a multicast twin (kernels_ptx/gemm_sm90.c,
  * SM90_MC), which a plan takes where A's or B's rows are off the 32-byte
  * sectors (gemm_plan.c, takes_mc). */
 #define SM90_CONFIG_MC(nm, id, mc_id, w, cons, bn_, stages, ks, ar)                                \
-    {                                                                                              \
-        SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .tma_store = 1, .persistent = 1,            \
-        .split_cost_kb = BC_SPLIT_COST_KB, .kernel_mc = (mc_id),                                   \
-    }
+    {SM90_WHOLE(nm, id, w, cons, bn_, stages, ar), .kernel_mc = (mc_id)}
 /* A whole-tile configuration with a stream-K twin (kernels_ptx/sk_sched.h):
  * the rule may take its last partial round by stream-K where the caller
  * allows it (bc_gemm_desc.stream_k; gemm_rule.c, bc__gemm_stream_k). */
 #define SM90_CONFIG_SK(nm, id, sk_id, w, cons, bn_, stages, ks, ar)                                \
-    {                                                                                              \
-        SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .tma_store = 1, .persistent = 1,            \
-        .split_cost_kb = BC_SPLIT_COST_KB, .kernel_sk = (sk_id),                                   \
-    }
+    {SM90_WHOLE(nm, id, w, cons, bn_, stages, ar), .kernel_sk = (sk_id)}
 /* Both twins: stream-K where the caller allows it and the last round pays,
  * else the multicast twin where the rows are off the sectors (gemm_plan.c),
  * for K of at least BC_SM90_MC_MIN_KB k-blocks: 128x128's twin, on 24
@@ -86,11 +85,8 @@
  * more (0.99 at one), and lost 2-9% at 3-7 k-blocks in one round. */
 #define BC_SM90_MC_MIN_KB 15u
 #define SM90_CONFIG_SK_MC(nm, id, sk_id, mc_id, w, cons, bn_, stages, ks, ar)                      \
-    {                                                                                              \
-        SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .tma_store = 1, .persistent = 1,            \
-        .split_cost_kb = BC_SPLIT_COST_KB, .kernel_sk = (sk_id), .kernel_mc = (mc_id),             \
-        .mc_min_kb = BC_SM90_MC_MIN_KB,                                                            \
-    }
+    {SM90_WHOLE(nm, id, w, cons, bn_, stages, ar), .kernel_sk = (sk_id), .kernel_mc = (mc_id),     \
+     .mc_min_kb = BC_SM90_MC_MIN_KB}
 /* The short-K twin of 128x64 (two CTAs an SM, a 2-stage ring): the rule
  * takes it outright for K of at most 2 k-blocks (128) and M above the
  * skinny range, where the epilogue is most of a tile's time and twice its
