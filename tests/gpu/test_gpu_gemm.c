@@ -111,7 +111,7 @@ static void test_gemm_epilogue_paths(void **state)
 /* The copy-out paths for D rows that are not 16-byte multiples, at every
  * alignment a row's start can have: 16-bit D (rotated 16-byte windows) with
  * a pitch of 2, 4, 8 and 12 bytes past a 16-byte multiple, f32 D (one
- * element a lane) with 4 and 8, for every whole-tile configuration the rule
+ * element a lane) with 4, 8 and 12, for every whole-tile configuration the rule
  * can take (and the skinny ones at M <= 16), on N that ends a row 6 or 2
  * bytes into an 8-byte word (N % 4 == 3 or 1), each output type, without C
  * and with C through the ring (C rows padded to 16 bytes). */
@@ -129,10 +129,10 @@ static void test_gemm_copyout_pitches(void **state)
                 const int64_t(*sh)[3] = strstr(configs[c], "m16") ? skinny : wide;
                 const int64_t m = sh[s][0], n = sh[s][1], k = sh[s][2];
                 const int64_t per16 = dt == BC_DTYPE_F32 ? 4 : 8; /* elements per 16 bytes */
-                /* pitch residues in elements past a 16-byte multiple: 16-bit 1, 2, 4, 6; f32 1, 2 */
-                static const int64_t r16[] = {1, 2, 4, 6}, r32[] = {1, 2};
+                /* pitch residues in elements past a 16-byte multiple: 16-bit 1, 2, 4, 6; f32 1, 2, 3 */
+                static const int64_t r16[] = {1, 2, 4, 6}, r32[] = {1, 2, 3};
                 const int64_t *res = dt == BC_DTYPE_F32 ? r32 : r16;
-                const size_t nres = dt == BC_DTYPE_F32 ? 2 : 4;
+                const size_t nres = dt == BC_DTYPE_F32 ? 3 : 4;
                 for (size_t i = 0; i < nres; i++) {
                     const int64_t cd = ((res[i] - n % per16) % per16 + per16) % per16; /* (n + cd) % per16 == res */
                     const int64_t cp = (per16 - res[i]) % per16;                       /* C rows back to 16 bytes */
