@@ -2,8 +2,10 @@
 # Profiles one GEMM launch with Nsight Compute (clocks left as they run:
 # --clock-control none) for each "MxNxK[:config[:split[:gemm flags]]]"
 # argument (e.g. 531x976x4544:sm90_128x128::--beta 1), and cuBLAS (PyTorch)
-# on the shapes in $CUBLAS (with CUBLAS_C=1 as addmm with a C);
-# summaries printed, reports to $OUT/prof.tgz.
+# on the shapes in $CUBLAS (with CUBLAS_C=1 as addmm with a C, and
+# with CUBLAS_F32=1 as mm with an f32 output, whose cuBLASLt kernel is named
+# Kernel2); summaries printed, reports to
+# $OUT/prof.tgz.
 export PATH=/usr/local/cuda/bin:$PATH
 OUT=${OUT:-/tmp/out}
 L=$(mktemp -d)
@@ -22,12 +24,12 @@ done
 for s in ${CUBLAS:-}; do
   IFS=x read m n k <<< "$s"
   f="$L/ncu_cublas_$s.txt"
-  timeout 200 ncu --clock-control none --kernel-name regex:'gemm|xmma|sm90' --launch-skip 3 --launch-count 1 $SECTIONS $METRICS \
+  timeout 200 ncu --clock-control none --kernel-name regex:'gemm|xmma|sm90|^Kernel2$' --launch-skip 3 --launch-count 1 $SECTIONS $METRICS \
     python3 -c "
 import torch
 a=torch.randn($m,$k,device='cuda',dtype=torch.bfloat16); b=torch.randn($n,$k,device='cuda',dtype=torch.bfloat16)
 c0=torch.randn($m,$n,device='cuda',dtype=torch.bfloat16)
-for i in range(6): c=torch.addmm(c0,a,b.t()) if ${CUBLAS_C:-0} else torch.mm(a,b.t())
+for i in range(6): c=torch.addmm(c0,a,b.t()) if ${CUBLAS_C:-0} else torch.mm(a,b.t(),out_dtype=torch.float32) if ${CUBLAS_F32:-0} else torch.mm(a,b.t())
 torch.cuda.synchronize()" > "$f" 2>&1
   echo "== cuBLAS $s"; summ "$f"
 done
