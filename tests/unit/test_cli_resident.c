@@ -91,6 +91,16 @@ static void test_mlp(void **state)
     has(r.out, "{\"mode\":\"resident\",\"policy\":\"spin\",\"what\":\"end_to_end\"");
     cli_capture_free(&r);
 
+    /* one split a layer: each plan takes its own, and the executor holds a CTA a work item of the largest phase */
+    const char *layer_args[] = {"latency", "--mlp", "16:256,1024,1024,64", "--split", "4,4,2", "--runs", "20",
+                                "--warmup", "1", "--resident", "--mode", "graph", "--wait", "spin", "--json", NULL};
+    cli_run_args(&r, layer_args);
+    if (r.rc != BC_EXIT_OK)
+        fail_msg("rc %d\nstdout: %s\nstderr: %s", r.rc, r.out, r.err);
+    has(r.out, "\"layer_plans\":\"sm90_64x32m16s/4, sm90_64x32m16s/4, sm90_64x32m16s/2\"");
+    has(r.out, "\"resident_sm_count\":128,");
+    cli_capture_free(&r);
+
     /* a plan no resident kernel runs: a clear refusal */
     const char *wide_args[] = {"latency", "--shape", "16x32x4096", "--split", "4", "--config", "sm90_128x128s",
                                "--runs", "5", "--resident", NULL};
@@ -117,7 +127,7 @@ static void test_wrong_resident_results(void **state)
 
 static void test_bad_options(void **state)
 {
-    static const char *const cases[][5] = {
+    static const char *const cases[][6] = {
         {"latency", "--io", NULL},
         {"latency", "--mlp", "16", NULL},
         {"latency", "--mlp", "16:64,7", NULL},
@@ -125,6 +135,10 @@ static void test_bad_options(void **state)
         {"latency", "--sm-count", "x", NULL},
         {"latency", "--max-sleep-ns", "2000000", NULL},
         {"latency", "--mode", "fast", NULL},
+        {"latency", "--split", "4,4", NULL},                          /* a list without --mlp */
+        {"latency", "--mlp", "16:64,128,32", "--split", "1,2,2", NULL}, /* 3 values, 2 layers */
+        {"latency", "--split", "2,", NULL},
+        {"latency", "--split", "17", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cli_capture r;

@@ -36,8 +36,9 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: barecuda latency [--m M --n N --k K | --shape MxNxK] [--dtype bf16|f16] [--out bf16|f16|f32]\n"
             "                        [--runs R] [--warmup W] [--mode stream|graph|all] [--wait spin|yield|block|all]\n"
-            "                        [--cpu C] [--priority P] [--csv FILE] [--svg FILE] [--json] [--config NAME] [--split S]\n"
-            "                        [--timeout-ms T] [--no-check] [--mlp B:W0,W1,...] [--resident] [--io]\n"
+            "                        [--cpu C] [--priority P] [--csv FILE] [--svg FILE] [--json] [--config NAME]\n"
+            "                        [--split S|S1,S2,...] [--timeout-ms T] [--no-check] [--mlp B:W0,W1,...]\n"
+            "                        [--resident] [--io]\n"
             "                        [--sm-count N] [--spin-ns NS] [--max-sleep-ns NS]\n"
             "End-to-end latency of one GEMM plan (default 128x2048x2048 bf16), host call -> completion seen by the\n"
             "host, R runs (default 10000; --n is the GEMM's N) after W warm-up runs (default 200), per mode and\n"
@@ -48,7 +49,8 @@ static void usage(FILE *f)
             "first (exit %d when wrong) unless --no-check. Each wait is bounded by --timeout-ms (default 10000).\n"
             "--mlp B:W0,...,WL measures a multilayer perceptron instead (batch B, layer widths W, bias, ReLU but\n"
             "after the last layer; the mlp of a control-loop policy: 16:256,1024,1024,64): stream mode launches\n"
-            "its plans in order, graph mode replays one graph of them. --resident adds mode \"resident\": one step\n"
+            "its plans in order, graph mode replays one graph of them. --split S pins every plan's split (0 = the\n"
+            "rule, 1 = whole tiles, 2..16); with --mlp, S1,S2,... pins each layer's. --resident adds mode \"resident\": one step\n"
             "of a resident executor of the same plans (ring the doorbell, wait for the completion word); --io\n"
             "adds it with the step's input and output in pinned host memory, moved by bc_memcpy calls\n"
             "(resident-memcpy) or by the kernel itself (resident-zerocopy). --sm-count, --spin-ns and\n"
@@ -64,6 +66,27 @@ static const char *const mode_names[] = {"stream", "graph", "resident"};
 static const char *const policy_names[] = {"spin", "yield", "block"}; /* bc_sched_policy order */
 
 #define BAD(...) return fprintf(stderr, "barecuda latency: " __VA_ARGS__), -1
+
+/* --split: "S" or "S1,S2,..." (at most BC_MLP_MAX_LAYERS values, each 0..16) into o->split_k, their
+ * count into o->splits; 0, or -1 on a bad list. */
+static int parse_splits(const char *arg, lat_opts *o)
+{
+    char buf[128];
+    if (strlen(arg) >= sizeof buf)
+        return -1;
+    memcpy(buf, arg, strlen(arg) + 1);
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        long long v;
+        if (n == BC_MLP_MAX_LAYERS || bc_cli_parse_ll(t, 0, 16, &v))
+            return -1;
+        o->split_k[n++] = (uint32_t)v;
+    }
+    if (n == 0 || arg[strlen(arg) - 1] == ',')
+        return -1;
+    o->splits = n;
+    return 0;
+}
 
 static int parse(int argc, char **argv, lat_opts *o)
 {
@@ -167,9 +190,8 @@ static int parse(int argc, char **argv, lat_opts *o)
         case 'j': o->json = 1; break;
         case 'C': o->config = optarg; break;
         case 'K':
-            if (bc_cli_parse_ll(optarg, 0, 16, &v))
-                BAD("bad --split '%s' (0 = the rule, 1 = none, 2..16)\n", optarg);
-            o->split_k = (uint32_t)v;
+            if (parse_splits(optarg, o))
+                BAD("bad --split '%s' (S or S1,S2,... one a layer; each 0 = the rule, 1 = none, 2..16)\n", optarg);
             break;
         case 'x': o->check = 0; break;
         case 'h': usage(stdout); exit(BC_EXIT_OK);
@@ -178,6 +200,10 @@ static int parse(int argc, char **argv, lat_opts *o)
     }
     if (optind < argc)
         BAD("unexpected argument '%s'\n", argv[optind]);
+    if (o->splits > 1 && (o->mlp == NULL || o->splits != o->layers))
+        BAD("--split with %d values needs --mlp with as many layers\n", o->splits);
+    for (int l = o->splits == 1 ? 1 : BC_MLP_MAX_LAYERS; l < BC_MLP_MAX_LAYERS; l++)
+        o->split_k[l] = o->split_k[0]; /* one value: every layer's */
     if (resident)
         o->modes |= 4;
     if (o->io && !(o->modes & 4))

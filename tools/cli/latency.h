@@ -84,7 +84,8 @@ typedef struct lat_opts {
     int cpu, priority, json, check;
     uint64_t timeout_ns;
     const char *csv, *svg, *config, *mlp;
-    uint32_t split_k;
+    uint32_t split_k[BC_MLP_MAX_LAYERS]; /* --split: one value for every plan, or one a layer with --mlp */
+    int splits;                          /* values given (0: none) */
     int io;                              /* the resident step's input and output by copy calls and by the kernel */
     bc_resident_config res;              /* --sm-count, --spin-ns, --max-sleep-ns */
     int64_t batch, width[BC_MLP_MAX_LAYERS + 1];

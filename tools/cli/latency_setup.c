@@ -144,7 +144,7 @@ bc_status lat_setup(lat_ctx *c, bc_device_info *di, int *prio_eff)
     c->d.m = o->m, c->d.n = o->n, c->d.k = o->k;
     c->d.ab_type = o->ab, c->d.d_type = o->out;
     c->d.config = o->config;
-    c->d.split_k = o->split_k;
+    c->d.split_k = o->split_k[0];
     c->fd = c->d;
     c->fd.m = 1, c->fd.n = 1, c->fd.k = 8;
     c->fd.config = NULL, c->fd.split_k = 0; /* the floor plan takes the rule's choice */

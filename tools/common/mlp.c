@@ -59,7 +59,7 @@ static bc_gemm_desc layer_desc(const bc_mlp *m, int l, const char *config, uint3
 }
 
 bc_status bc_mlp_create(bc_device *dev, int64_t batch, const int64_t *width, int layers, const char *config,
-                        uint32_t split_k, bc_rng *rng, bc_mlp *out)
+                        const uint32_t *split_k, bc_rng *rng, bc_mlp *out)
 {
     bc_mlp m;
     memset(&m, 0, sizeof m);
@@ -76,7 +76,7 @@ bc_status bc_mlp_create(bc_device *dev, int64_t batch, const int64_t *width, int
             st = upload_random(dev, (size_t)width[l + 1], 0.5, rng, &m.bias[l], &m.host_bias[l]);
     }
     for (int l = 0; l < layers && !st; l++) {
-        bc_gemm_desc d = layer_desc(&m, l, config, split_k);
+        bc_gemm_desc d = layer_desc(&m, l, config, split_k[l]);
         st = bc_gemm_plan_create(dev, &d, &m.plan[l]);
     }
     if (!st)
