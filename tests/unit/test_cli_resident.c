@@ -138,6 +138,7 @@ static void test_bad_options(void **state)
         {"latency", "--split", "4,4", NULL},                          /* a list without --mlp */
         {"latency", "--mlp", "16:64,128,32", "--split", "1,2,2", NULL}, /* 3 values, 2 layers */
         {"latency", "--split", "2,", NULL},
+        {"latency", "--mlp", "16:64,128,32", "--split", "1,,2", NULL}, /* an empty value */
         {"latency", "--split", "17", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

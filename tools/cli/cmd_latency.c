@@ -68,22 +68,22 @@ static const char *const policy_names[] = {"spin", "yield", "block"}; /* bc_sche
 #define BAD(...) return fprintf(stderr, "barecuda latency: " __VA_ARGS__), -1
 
 /* --split: "S" or "S1,S2,..." (at most BC_MLP_MAX_LAYERS values, each 0..16) into o->split_k, their
- * count into o->splits; 0, or -1 on a bad list. */
+ * count into o->splits; 0, or -1 on a bad list (an empty value, junk, a value out of range). */
 static int parse_splits(const char *arg, lat_opts *o)
 {
-    char buf[128];
-    if (strlen(arg) >= sizeof buf)
-        return -1;
-    memcpy(buf, arg, strlen(arg) + 1);
     int n = 0;
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        long long v;
-        if (n == BC_MLP_MAX_LAYERS || bc_cli_parse_ll(t, 0, 16, &v))
+    for (const char *p = arg;; p++) {
+        char *end = NULL;
+        const long long v = strtoll(p, &end, 10);
+        if (end == p || v < 0 || v > 16 || n == BC_MLP_MAX_LAYERS)
             return -1;
         o->split_k[n++] = (uint32_t)v;
+        if (*end == '\0')
+            break;
+        if (*end != ',')
+            return -1;
+        p = end;
     }
-    if (n == 0 || arg[strlen(arg) - 1] == ',')
-        return -1;
     o->splits = n;
     return 0;
 }
@@ -202,8 +202,9 @@ static int parse(int argc, char **argv, lat_opts *o)
         BAD("unexpected argument '%s'\n", argv[optind]);
     if (o->splits > 1 && (o->mlp == NULL || o->splits != o->layers))
         BAD("--split with %d values needs --mlp with as many layers\n", o->splits);
-    for (int l = o->splits == 1 ? 1 : BC_MLP_MAX_LAYERS; l < BC_MLP_MAX_LAYERS; l++)
-        o->split_k[l] = o->split_k[0]; /* one value: every layer's */
+    if (o->splits == 1) /* one value: every layer's */
+        for (int l = 1; l < BC_MLP_MAX_LAYERS; l++)
+            o->split_k[l] = o->split_k[0];
     if (resident)
         o->modes |= 4;
     if (o->io && !(o->modes & 4))

@@ -2,10 +2,9 @@
 # Profiles one GEMM launch with Nsight Compute (clocks left as they run:
 # --clock-control none) for each "MxNxK[:config[:split[:gemm flags]]]"
 # argument (e.g. 531x976x4544:sm90_128x128::--beta 1), and cuBLAS (PyTorch)
-# on the shapes in $CUBLAS (with CUBLAS_C=1 as addmm with a C, and
-# with CUBLAS_F32=1 as mm with an f32 output, whose cuBLASLt kernel is named
-# Kernel2); summaries printed, reports to
-# $OUT/prof.tgz.
+# on the shapes in $CUBLAS (CUBLAS_C=1: addmm with a C; CUBLAS_F32=1: mm with
+# an f32 output, whose cuBLASLt kernel is named Kernel2); summaries printed,
+# reports to $OUT/prof.tgz.
 export PATH=/usr/local/cuda/bin:$PATH
 OUT=${OUT:-/tmp/out}
 L=$(mktemp -d)
