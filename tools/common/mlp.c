@@ -76,7 +76,7 @@ bc_status bc_mlp_create(bc_device *dev, int64_t batch, const int64_t *width, int
             st = upload_random(dev, (size_t)width[l + 1], 0.5, rng, &m.bias[l], &m.host_bias[l]);
     }
     for (int l = 0; l < layers && !st; l++) {
-        bc_gemm_desc d = layer_desc(&m, l, config, split_k[l]);
+        bc_gemm_desc d = layer_desc(&m, l, config, split_k != NULL ? split_k[l] : 0u);
         st = bc_gemm_plan_create(dev, &d, &m.plan[l]);
     }
     if (!st)

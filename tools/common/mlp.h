@@ -30,8 +30,8 @@ int bc_mlp_parse(const char *spec, int64_t *batch, int64_t *width, int *layers);
 
 /* Allocates and fills everything and creates the plans (`config` pinned,
  * or NULL for the rule; split_k[l] layer l's as in bc_gemm_desc: 0 the
- * rule's, 1 whole tiles, S >= 2 split S ways). On failure what was made is
- * released. */
+ * rule's, 1 whole tiles, S >= 2 split S ways; split_k NULL: the rule's for
+ * every layer). On failure what was made is released. */
 bc_status bc_mlp_create(bc_device *dev, int64_t batch, const int64_t *width, int layers, const char *config,
                         const uint32_t *split_k, bc_rng *rng, bc_mlp *out);
 
