@@ -60,19 +60,30 @@ extern __attribute__((address_space(3))) __attribute__((aligned(1024))) uint8_t 
  * in the twins' dense-row kernels (compiled out of every other kernel, so
  * that their code and registers are what they were) */
 #define SM90_DENSE(g, e) ((g).dn && ((e)->flags & BC_GEMM_F_DENSE_A))
-/* The multicast twin (sm90_shape.mc): a cluster of two CTAs walks pairs of
- * tiles (rows 2p and 2p + 1 of a column); each CTA loads its half of the
- * shared B and multicasts it to both, so each B row is asked of the L2 once
- * a pair. A stage is refilled only when both CTAs' consumers have freed it:
- * each consumer arrives on its own CTA's empty barrier and on the peer's. */
+/* The multicast twins (sm90_shape.mc): a cluster walks blocks of
+ * SM90_MCM(g) x SM90_MCN(g) tiles, the CTA of rank rm + MCM * rn taking the
+ * block's tile (rm, rn). Tiles of one block row share their A rows and
+ * tiles of one block column their B rows: with MCM = 2 each CTA loads its
+ * half of the shared B (bn / 2 rows) and multicasts it to its column's
+ * CTAs; with MCN = 2 its half of the shared A (ar / 2 rows) to its row's.
+ * So each shared row is asked of the L2 once a block. A stage is refilled
+ * only when every CTA that its loads write has freed it: each consumer
+ * arrives on its own CTA's empty barrier and on those of the CTAs that
+ * share its row or column (sm90_free_stage). mc bit 0: MCM = 2 (pairs of
+ * tile rows sharing B: the twins of 128x256 and 128x128); bit 1: MCN = 2
+ * (tile columns sharing A); both: blocks of 2 x 2 tiles in clusters of
+ * four (the twins of 128x64 and 64x32). */
 #define SM90_MC(g) ((g).mc != 0)
+#define SM90_MCM(g) (((g).mc & 1u) ? 2u : 1u)
+#define SM90_MCN(g) (((g).mc & 2u) ? 2u : 1u)
 /* Arrivals that free a stage: one per consumer; in the dense-row kernels one
  * per consumer thread, so that each thread that wrote the stage (its layout
  * of A) releases its own writes to the producer's next copy into it (the
  * ordering then holds thread by thread, as compute-sanitizer's racecheck
  * tracks it, not only through the consumer's barrier); in the multicast
- * twin both CTAs' consumers (sm90_free_stage) */
-#define SM90_EMPTY_ARRIVALS(g) ((g).dn ? 128u * (g).cons : SM90_MC(g) ? 2u * (g).cons : (g).cons)
+ * twins those of the CTAs sharing a row or column too (sm90_free_stage) */
+#define SM90_EMPTY_ARRIVALS(g)                                                                     \
+    ((g).dn ? 128u * (g).cons : (SM90_MCM(g) + SM90_MCN(g) - 1u) * (g).cons)
 
 typedef struct sm90_sched {
     uint32_t tiles_m, tiles_n, k_blocks, group_m;
@@ -109,34 +120,45 @@ BC_DEVICE uint32_t sm90_empty(sm90_shape g, uint32_t base, uint32_t s)
 }
 
 /* One of the SM90_EMPTY_ARRIVALS that free stage s: on this CTA's barrier,
- * and in the multicast twin on the peer's too (the peer multicasts into
- * this CTA's copy of the stage). */
+ * and in a multicast twin on those of the CTAs whose loads write this
+ * CTA's copy of the stage (its block column's peer, which multicasts B
+ * here, and its block row's, which multicasts A). */
 BC_DEVICE void sm90_free_stage(sm90_shape g, uint32_t base, uint32_t s)
 {
     bc_mbar_arrive(sm90_empty(g, base, s));
-    if (SM90_MC(g))
+    if (SM90_MCM(g) > 1u)
         bc_mbar_arrive_cluster(sm90_empty(g, base, s), bc_cluster_ctarank() ^ 1u);
+    if (SM90_MCN(g) > 1u)
+        bc_mbar_arrive_cluster(sm90_empty(g, base, s), bc_cluster_ctarank() ^ SM90_MCM(g));
 }
 
 /* The CTA's walk over work: whole-tile kernels take tiles b, b + G, ...;
  * a split-K cluster takes the one tile of its cluster index; a multicast
- * pair walks pairs from its cluster index (sm90_tile_at). */
+ * cluster walks blocks from its cluster index (sm90_tile_at). */
 BC_DEVICE uint32_t sm90_first(sm90_shape g) { return g.ks || SM90_MC(g) ? bc_clusterid_x() : bc_ctaid_x(); }
 BC_DEVICE uint32_t sm90_stride(sm90_shape g, const sm90_sched *sc)
 {
     if (SM90_MC(g))
-        return bc_nctaid_x() / 2u;
+        return bc_nctaid_x() / (SM90_MCM(g) * SM90_MCN(g));
     return g.ks ? sc->tiles_m * sc->tiles_n : bc_nctaid_x();
 }
-/* Walk index t's tile: the raster of tile_sched.h, or for the multicast
- * twin that raster over pairs of tile rows, the CTA's rank picking the row
- * of its pair. */
+/* Walk index t's tile: the raster of tile_sched.h, or for a multicast twin
+ * that raster over blocks of MCM x MCN tiles, the CTA's rank picking its
+ * tile of the block. */
 BC_DEVICE bc_tile sm90_tile_at(sm90_shape g, const sm90_sched *sc, uint32_t t)
 {
     if (!SM90_MC(g))
         return bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m);
-    bc_tile p = bc_tile_of(t, (sc->tiles_m + 1u) / 2u, sc->tiles_n, sc->group_m / 2u ? sc->group_m / 2u : 1u);
-    p.m = 2u * p.m + bc_cluster_ctarank();
+    const uint32_t mm = SM90_MCM(g), mn = SM90_MCN(g);
+    bc_tile p = bc_tile_of(t, (sc->tiles_m + mm - 1u) / mm, (sc->tiles_n + mn - 1u) / mn,
+                           sc->group_m / mm ? sc->group_m / mm : 1u);
+    if (mn == 1u) { /* pairs of tile rows: the rank is the row */
+        p.m = 2u * p.m + bc_cluster_ctarank();
+        return p;
+    }
+    const uint32_t r = bc_cluster_ctarank();
+    p.m = mm * p.m + r % mm;
+    p.n = 2u * p.n + r / mm;
     return p;
 }
 
@@ -301,11 +323,17 @@ BC_DEVICE void sm90_produce_tile(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b,
             continue;
         }
         bc_mbar_arrive_expect_tx(full, BC_SM90_STAGE_BYTES(g.ar, g.bn));
-        bc_tma_load_2d(sa, tmap_a, k0, (int32_t)ra0, full);
-        if (SM90_MC(g)) { /* this CTA's half of B, to both CTAs of the pair */
-            const uint32_t r = bc_cluster_ctarank();
-            bc_tma_load_2d_multicast(sa + BC_SM90_A_STAGE_BYTES(g.ar) + r * (g.bn / 2u) * 128u, tmap_b, k0,
-                                     (int32_t)(rb0 + r * (g.bn / 2u)), full, 3);
+        if (SM90_MCN(g) > 1u) { /* this CTA's half of A, to both CTAs of its block row (ranks rm, rm + MCM) */
+            const uint32_t mm = SM90_MCM(g), r = bc_cluster_ctarank(), rn = r / mm;
+            bc_tma_load_2d_multicast(sa + rn * (g.ar / 2u) * 128u, tmap_a, k0, (int32_t)(ra0 + rn * (g.ar / 2u)),
+                                     full, (1u | 1u << mm) << (r % mm));
+        } else {
+            bc_tma_load_2d(sa, tmap_a, k0, (int32_t)ra0, full);
+        }
+        if (SM90_MCM(g) > 1u) { /* this CTA's half of B, to both CTAs of its block column (ranks 2 rn, 2 rn + 1) */
+            const uint32_t r = bc_cluster_ctarank(), rm = SM90_MCN(g) > 1u ? r % 2u : r;
+            bc_tma_load_2d_multicast(sa + BC_SM90_A_STAGE_BYTES(g.ar) + rm * (g.bn / 2u) * 128u, tmap_b, k0,
+                                     (int32_t)(rb0 + rm * (g.bn / 2u)), full, 3u << (r - rm));
         } else {
             bc_tma_load_2d(sa + BC_SM90_A_STAGE_BYTES(g.ar), tmap_b, k0, (int32_t)rb0, full);
         }
@@ -323,13 +351,13 @@ BC_DEVICE void sm90_produce_tile(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b,
 BC_DEVICE int sm90_has_sk(sm90_shape g) { return g.sk != 0; }
 
 /* The end of the walk over whole tiles: all of them, or those before
- * stream-K's; for the multicast twin, over pairs of tile rows (a pair's
- * second row may lie past M: its CTA still loads and multicasts its half of
- * B, and its stores, all outside D, write nothing). */
+ * stream-K's; for a multicast twin, over blocks of tiles (a block's second
+ * row or column may lie past M or N: its CTA still loads and multicasts its
+ * halves, and its stores, all outside D, write nothing). */
 BC_DEVICE uint32_t sm90_whole_end(sm90_shape g, const sm90_sched *sc)
 {
     if (SM90_MC(g))
-        return (sc->tiles_m + 1u) / 2u * sc->tiles_n;
+        return (sc->tiles_m + SM90_MCM(g) - 1u) / SM90_MCM(g) * ((sc->tiles_n + SM90_MCN(g) - 1u) / SM90_MCN(g));
     return sm90_has_sk(g) && sc->sk.ctas ? sc->sk.first : sc->tiles_m * sc->tiles_n;
 }
 
@@ -592,7 +620,7 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
             bc_tma_prefetch_desc(tmap_c);
     }
     bc_syncthreads();
-    if (SM90_MC(g)) /* the peer's barriers are initialised before anything arrives on them */
+    if (SM90_MC(g)) /* the peers' barriers are initialised before anything arrives on them */
         bc_cluster_sync();
     /* launched with programmatic serialization: the set-up above overlapped
      * the previous kernel's tail; no global memory is touched before this */
@@ -622,7 +650,7 @@ BC_DEVICE void sm90_gemm(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uint64_
     }
     /* every wait and arrival is done: retire the barriers */
     bc_syncthreads();
-    if (SM90_MC(g)) /* and the peer's: its last multicasts and arrivals here are done */
+    if (SM90_MC(g)) /* and the peers': their last multicasts and arrivals here are done */
         bc_cluster_sync();
     if (tid < g.stages) {
         bc_mbar_inval(sm90_full(g, base, tid));

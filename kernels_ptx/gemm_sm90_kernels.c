@@ -21,13 +21,18 @@
 #define BC_SM90_KERNEL_DENSE(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, 1, 0, 0, cfg)
 /* a whole-tile configuration's stream-K twin (sk_sched.h) */
 #define BC_SM90_KERNEL_SK(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, 0, 1, 0, cfg)
-/* a whole-tile configuration's multicast twin (SM90_MC), launched in clusters of two */
+/* a whole-tile configuration's multicast twins (SM90_MC): pairs of tile rows sharing B, launched in
+ * clusters of two; blocks of 2 x 2 tiles sharing A and B, in clusters of four */
 #define BC_SM90_KERNEL_MC(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, 0, 0, 1, cfg)
-/* what the multicast code assumes: whole tiles, B's rows in two halves (the B map's box: 128 or 64
- * rows, whole 1024-byte swizzle atoms) */
+#define BC_SM90_KERNEL_MC4(name, cfg) BC__APPLY(BC__SM90_KERNEL, name, 0, 0, 3, cfg)
+/* what the multicast code assumes: whole tiles of 64-row consumers, a shared operand's rows in two
+ * halves of whole 1024-byte swizzle atoms (8 rows of 128 bytes), at 1024-byte offsets in the stage */
 #define BC__SM90_MC_OK(cons, bn, stages, ks, ar) (!(ks) && ((bn) == 256 || (bn) == 128) && (ar) == 64 * (cons))
+#define BC__SM90_MC4_OK(cons, bn, stages, ks, ar) (!(ks) && (bn) % 16 == 0 && (ar) == 64 * (cons))
 _Static_assert(BC__APPLY(BC__SM90_MC_OK, BC_SM90_CFG_128X256), "128x256m");
 _Static_assert(BC__APPLY(BC__SM90_MC_OK, BC_SM90_CFG_128X128), "128x128m");
+_Static_assert(BC__APPLY(BC__SM90_MC4_OK, BC_SM90_CFG_128X64), "128x64m");
+_Static_assert(BC__APPLY(BC__SM90_MC4_OK, BC_SM90_CFG_64X32), "64x32m");
 /* what the stream-K code assumes: whole tiles of 64-row consumers with a long ring, at most 128 columns */
 #define BC__SM90_SK_OK(cons, bn, stages, ks, ar) (!(ks) && (bn) <= 128 && (stages) > BC_SM90_SHORT_K_STAGES && (ar) == 64 * (cons))
 _Static_assert(BC__APPLY(BC__SM90_SK_OK, BC_SM90_CFG_128X128), "128x128k");
@@ -88,3 +93,5 @@ BC_SM90_KERNEL_SK(bc_gemm_sm90_128x64k, BC_SM90_CFG_128X64)
 BC_SM90_KERNEL_SK(bc_gemm_sm90_64x32k, BC_SM90_CFG_64X32)
 BC_SM90_KERNEL_MC(bc_gemm_sm90_128x256m, BC_SM90_CFG_128X256)
 BC_SM90_KERNEL_MC(bc_gemm_sm90_128x128m, BC_SM90_CFG_128X128)
+BC_SM90_KERNEL_MC4(bc_gemm_sm90_128x64m, BC_SM90_CFG_128X64)
+BC_SM90_KERNEL_MC4(bc_gemm_sm90_64x32m, BC_SM90_CFG_64X32)

@@ -71,7 +71,7 @@
  * SM90_MC), which a plan takes where A's or B's rows are off the 32-byte
  * sectors (gemm_plan.c, takes_mc). */
 #define SM90_CONFIG_MC(nm, id, mc_id, w, cons, bn_, stages, ks, ar)                                \
-    {SM90_WHOLE(nm, id, w, cons, bn_, stages, ar), .kernel_mc = (mc_id)}
+    {SM90_WHOLE(nm, id, w, cons, bn_, stages, ar), .kernel_mc = (mc_id), .mc_shape = 1u}
 /* A whole-tile configuration with a stream-K twin (kernels_ptx/sk_sched.h):
  * the rule may take its last partial round by stream-K where the caller
  * allows it (bc_gemm_desc.stream_k; gemm_rule.c, bc__gemm_stream_k). */
@@ -86,7 +86,20 @@
 #define BC_SM90_MC_MIN_KB 15u
 #define SM90_CONFIG_SK_MC(nm, id, sk_id, mc_id, w, cons, bn_, stages, ks, ar)                      \
     {SM90_WHOLE(nm, id, w, cons, bn_, stages, ar), .kernel_sk = (sk_id), .kernel_mc = (mc_id),     \
-     .mc_min_kb = BC_SM90_MC_MIN_KB}
+     .mc_shape = 1u, .mc_min_kb = BC_SM90_MC_MIN_KB}
+/* Both twins, the multicast one in blocks of 2 x 2 tiles sharing A and B
+ * (mc_shape 3; gemm_plan.c, takes_mc_a), where A's or B's rows are off the
+ * 32-byte sectors, for K of at least BC_SM90_MC4_MIN_KB k-blocks: forced on
+ * 26 shapes the rule gives 128x64 or 64x32 with at least two tile rows and
+ * columns (H100, PERF_NOTES.md change 68), it ran at 0.70-0.86 of the time
+ * from 30 k-blocks up (7 of 7; 832x837x3416 32.8 -> 23.0 us, 123x1478x6200
+ * 29.0 -> 21.3), and at 3-20 k-blocks lost up to 27% (a cluster of four
+ * starts later and walks its k-blocks in lockstep: 524x560x1248 6.76 ->
+ * 7.77 us), off the sectors as well (135x489x840 4.91 -> 6.21). */
+#define BC_SM90_MC4_MIN_KB 30u
+#define SM90_CONFIG_SK_MC4(nm, id, sk_id, mc_id, w, cons, bn_, stages, ks, ar)                     \
+    {SM90_WHOLE(nm, id, w, cons, bn_, stages, ar), .kernel_sk = (sk_id), .kernel_mc = (mc_id),     \
+     .mc_shape = 3u, .mc_min_kb = BC_SM90_MC4_MIN_KB}
 /* The short-K twin of 128x64 (two CTAs an SM, a 2-stage ring): the rule
  * takes it outright for K of at most 2 k-blocks (128) and M above the
  * skinny range, where the epilogue is most of a tile's time and twice its
@@ -159,8 +172,10 @@ static const bc__gemm_config configs[] = {
     BC__APPLY(SM90_CONFIG_SK_MC, "128x128", BC_K_GEMM_SM90_128X128, BC_K_GEMM_SM90_128X128K, BC_K_GEMM_SM90_128X128M,
               90, BC_SM90_CFG_128X128),
     BC__APPLY(SM90_CONFIG, "128x128s", BC_K_GEMM_SM90_128X128S, 90, BC_SM90_CFG_128X128S),
-    BC__APPLY(SM90_CONFIG_SK, "128x64", BC_K_GEMM_SM90_128X64, BC_K_GEMM_SM90_128X64K, 60, BC_SM90_CFG_128X64),
-    BC__APPLY(SM90_CONFIG_SK, "64x32", BC_K_GEMM_SM90_64X32, BC_K_GEMM_SM90_64X32K, 30, BC_SM90_CFG_64X32),
+    BC__APPLY(SM90_CONFIG_SK_MC4, "128x64", BC_K_GEMM_SM90_128X64, BC_K_GEMM_SM90_128X64K, BC_K_GEMM_SM90_128X64M,
+              60, BC_SM90_CFG_128X64),
+    BC__APPLY(SM90_CONFIG_SK_MC4, "64x32", BC_K_GEMM_SM90_64X32, BC_K_GEMM_SM90_64X32K, BC_K_GEMM_SM90_64X32M, 30,
+              BC_SM90_CFG_64X32),
     /* its split-K twin: M 17..64 (and beyond) with a few tiles down a long K */
     BC__APPLY(SM90_SPLIT_CONFIG, "64x32s", BC_K_GEMM_SM90_64X32S, 30, BC_SM90_NARROW_SPLIT_COST_KB,
               BC_SM90_SKINNY_WAVE_PCT, BC_SM90_CFG_64X32S),

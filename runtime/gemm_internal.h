@@ -41,7 +41,9 @@ typedef struct bc__gemm_config {
     uint32_t dense_min_pct;     /* ... taken only where it saves this % of A's row requests (gemm_plan.c) */
     uint32_t split_cost_kb;  /* split-K: the rule's cost of the exchange, in k-blocks */
     bc__kernel_id kernel_sk; /* 0: none; else its stream-K twin (sk_sched.h; the optional group BC_KERNELS_STREAM_K) */
-    bc__kernel_id kernel_mc; /* 0: none; else its multicast twin (clusters of two sharing B's loads; gemm_plan.c) */
+    bc__kernel_id kernel_mc; /* 0: none; else its multicast twin (clusters sharing A's or B's loads; gemm_plan.c) */
+    uint32_t mc_shape;       /* ... its blocks of tiles (kernels_ptx/gemm_sm90.c, SM90_MC): bit 0, two tile rows
+                                sharing B; bit 1, two tile columns sharing A */
     uint32_t mc_min_kb;      /* the twin only for K of at least this many k-blocks (0: any) */
     uint32_t cluster_wave_pct; /* 0: a split wave fills every SM; else the % of SMs its clusters fill at once */
     uint32_t cluster8_pct;     /* clusters of 8 on more than this % of the SMs ... */
@@ -64,15 +66,17 @@ struct bc_gemm_plan {
     void *args[1];         /* = { &params } */
     bc_gemm_params params; /* the packed kernel parameter, tensor maps inside */
     bc_devptr sk_ws;       /* the stream-K workspace in the device arena, or 0 */
-    int mc;                /* the plan runs the configuration's multicast twin (kernel_mc) */
+    uint32_t mc;           /* 0, or the plan runs the configuration's multicast twin (kernel_mc): its mc_shape */
+    uint32_t mc_round;     /* ... and the twin's clusters the device holds at once */
     bc_gemm_plan_info info;
 };
 
-/* gemm_plan.c. The plan's B map as its configuration's whole-tile kernel
- * reads it (boxes of bn rows): the plan's own, or re-encoded where the plan
- * runs the multicast twin, whose boxes are half that (the resident kernels
- * run the whole-tile code on the same operands). */
-bc_status bc__gemm_plan_whole_b_map(const bc_gemm_plan *pl, uint64_t out[16]);
+/* gemm_plan.c. The plan's A and B maps as its configuration's whole-tile
+ * kernel reads them (boxes of a_rows and bn rows): the plan's own, or
+ * re-encoded where the plan runs a multicast twin, whose boxes of the
+ * shared operand are half that (the resident kernels run the whole-tile
+ * code on the same operands). */
+bc_status bc__gemm_plan_whole_maps(const bc_gemm_plan *pl, uint64_t out_a[16], uint64_t out_b[16]);
 
 /* gemm_operands.c. Layout: resolves the defaulted leading dimensions and
  * checks every arithmetic rule (statuses 50..55), no driver call. Memory:

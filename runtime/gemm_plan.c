@@ -93,8 +93,9 @@ static uint32_t dense_flags(const bc_gemm_desc *d, const bc__gemm_config *c, con
                : 0u;
 }
 
-/* The multicast twin (kernels_ptx/gemm_sm90.c, SM90_MC): a cluster of two
- * CTAs on tile rows 2p and 2p + 1 of a column, each loading half of their
+/* The pair twins (kernels_ptx/gemm_sm90.c, SM90_MC; mc_shape 1, those of
+ * 128x256 and 128x128): a cluster of two CTAs on tile rows 2p and 2p + 1
+ * of a column, each loading half of their
  * shared B for both, so B's rows are asked of the L2 once a pair. Rows of A
  * or B off the 32-byte sectors (a pitch that is an odd multiple of 16
  * bytes: K an odd multiple of 8) are fetched in many small requests, and
@@ -114,21 +115,88 @@ static uint32_t dense_flags(const bc_gemm_desc *d, const bc__gemm_config *c, con
  * pair's second CTA on the last row computes nothing), which cost 128x128's
  * twin 1.05-1.59x (1584x1161x1192: 70 pairs on 66 clusters against 130
  * tiles on 132 SMs), nor for fewer k-blocks than the configuration's
- * mc_min_kb (change 63). */
+ * mc_min_kb (change 63); takes_mc tests the rows and the k-blocks. */
 #define BC_MC_MIN_PAIRS_PCT 25u
-static int takes_mc(const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t sms)
+static int takes_mc_b(const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t sms)
 {
-    const uint64_t es = bc__dtype_bytes(d->ab_type);
-    /* the twin's B map has half boxes: a configuration with a dense-row twin as well would need them
-     * told apart first (a stream-K plan never takes it: bc_gemm_plan_create); and a pair needs two SMs */
-    if (c->kernel_mc == 0 || c->kernel_dense != 0 || sms < 2 || d->split_k > 1 ||
-        ((uint64_t)d->lda * es % 32u == 0 && (uint64_t)d->ldb * es % 32u == 0) ||
-        bc__ceil_div((uint64_t)d->k, c->bk) < c->mc_min_kb)
-        return 0;
     const uint64_t rows = bc__ceil_div((uint64_t)d->m, c->bm), cols = bc__ceil_div((uint64_t)d->n, c->bn);
     const uint64_t pairs = bc__ceil_div(rows, 2) * cols;
     return rows >= 2 && pairs * 100u >= (uint64_t)sms * BC_MC_MIN_PAIRS_PCT &&
            bc__ceil_div(pairs, sms / 2u) <= bc__ceil_div(rows * cols, sms);
+}
+
+/* CTAs of a multicast twin's cluster (its block of tiles). */
+static uint32_t mc_ctas(uint32_t shape) { return ((shape & 1u) ? 2u : 1u) * ((shape & 2u) ? 2u : 1u); }
+
+/* The twins that share A (mc_shape bit 1; those of 128x64 and 64x32 share
+ * A and B in blocks of 2 x 2 tiles): for the narrow tiles down a long K
+ * with rows off the sectors, whose rounds are held to the requests each SM
+ * makes of the L2 (kernels_ptx/PERF_NOTES.md changes 61, 63, 64; a block
+ * asks for half of each tile's A and B, and the cluster's multicast
+ * delivers the rest). Forced on 56 shapes (change 68), from 30 k-blocks
+ * (mc_min_kb) the twin ran at 0.60-0.98 of the time on 17 of 18 with rows
+ * off the sectors (1.06 on the other), 0.70-0.94 on 9 of 12 off the
+ * 128-byte lines but on the sectors (1.10-1.15 on 3), and lost on 5 of 7
+ * on the lines (up to 1.31x: where the old kernel's requests are whole
+ * lines, the cluster's lockstep costs more than the requests it saves).
+ * Taken where every shared operand has two tiles to share it, and the
+ * clusters need no more rounds of the device (round: the clusters it holds
+ * at once) than the tiles do: a block's second row or column past M or N
+ * still takes its SM. */
+static int takes_mc_a(const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t sms, uint32_t round)
+{
+    const uint64_t rows = bc__ceil_div((uint64_t)d->m, c->bm), cols = bc__ceil_div((uint64_t)d->n, c->bn);
+    const uint32_t mm = (c->mc_shape & 1u) ? 2u : 1u;
+    if (cols < 2 || rows < mm || round == 0)
+        return 0;
+    const uint64_t blocks = bc__ceil_div(rows, mm) * bc__ceil_div(cols, 2);
+    return bc__ceil_div(blocks, round) <= bc__ceil_div(rows * cols, sms);
+}
+
+/* The twin's clusters the device holds at once: pairs fill every SM (66 on
+ * the H100); clusters of four must each fit in one GPC, which the driver
+ * counts (cuOccupancyMaxActiveClusters: 30 on the H100's 132 SMs). */
+static bc_status mc_round(bc_device *dev, const bc__gemm_config *c, uint32_t sms, uint32_t *out_round)
+{
+    const uint32_t cs = mc_ctas(c->mc_shape);
+    if (cs <= 2u) {
+        *out_round = sms / cs;
+        return BC_OK;
+    }
+    CUlaunchAttribute a;
+    memset(&a, 0, sizeof a);
+    a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    a.value.clusterDim.x = cs;
+    a.value.clusterDim.y = a.value.clusterDim.z = 1;
+    CUlaunchConfig lc;
+    memset(&lc, 0, sizeof lc);
+    lc.gridDimX = cs;
+    lc.gridDimY = lc.gridDimZ = 1;
+    lc.blockDimX = c->threads;
+    lc.blockDimY = lc.blockDimZ = 1;
+    lc.sharedMemBytes = c->smem_bytes;
+    lc.attrs = &a;
+    lc.numAttrs = 1;
+    int n = 0;
+    bc_status st = BC_CU(cuOccupancyMaxActiveClusters, &n, dev->image.fn[c->kernel_mc], &lc);
+    if (st)
+        return st;
+    *out_round = n > 0 ? (uint32_t)n : 0u;
+    return BC_OK;
+}
+
+/* Whether the plan takes the configuration's multicast twin (round: its
+ * clusters the device holds at once; UINT32_MAX: every other condition). */
+static int takes_mc(const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t sms, uint32_t round)
+{
+    /* the twin's maps have half boxes: a configuration with a dense-row twin as well would need them
+     * told apart first (a stream-K plan never takes it: bc_gemm_plan_create); and a cluster needs its SMs */
+    const uint64_t es = bc__dtype_bytes(d->ab_type);
+    if (c->kernel_mc == 0 || c->kernel_dense != 0 || sms < mc_ctas(c->mc_shape) || d->split_k > 1 ||
+        ((uint64_t)d->lda * es % 32u == 0 && (uint64_t)d->ldb * es % 32u == 0) ||
+        bc__ceil_div((uint64_t)d->k, c->bk) < c->mc_min_kb)
+        return 0;
+    return (c->mc_shape & 2u) ? takes_mc_a(d, c, sms, round) : takes_mc_b(d, c, sms);
 }
 
 /* D may leave through a TMA store when the configuration can, C (if read)
@@ -150,21 +218,27 @@ static bc__tmap_desc out_map_desc(const char *what, bc_devptr base, int64_t ld, 
     return t;
 }
 
-/* B's map: boxes of the tile's bn rows, or with mc (the multicast twin,
- * each CTA of a pair loading half of B's rows) of bn / 2. */
-static bc__tmap_desc b_map_desc(const bc_gemm_desc *d, const bc__gemm_config *c, int mc)
+/* A's and B's maps: boxes of the tile's a_rows and bn rows, or with a
+ * multicast twin's shape (mc; each CTA of a cluster loading half of a
+ * shared operand's rows) half that for the shared operand. */
+static bc__tmap_desc a_map_desc(const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t mc)
+{
+    const bc__tmap_desc ta = {"A", d->ab_type, d->a, (uint64_t)d->k, (uint64_t)d->m, (uint64_t)d->lda * 2,
+                              c->bk, (mc & 2u) ? c->a_rows / 2u : c->a_rows, 128};
+    return ta;
+}
+static bc__tmap_desc b_map_desc(const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t mc)
 {
     const bc__tmap_desc tb = {"B", d->ab_type, d->b, (uint64_t)d->k, (uint64_t)d->n, (uint64_t)d->ldb * 2,
-                              c->bk, mc ? c->bn / 2u : c->bn, 128};
+                              c->bk, (mc & 1u) ? c->bn / 2u : c->bn, 128};
     return tb;
 }
 
-static bc_status encode_maps(bc_gemm_params *p, const bc_gemm_desc *d, const bc__gemm_config *c, int mc)
+static bc_status encode_maps(bc_gemm_params *p, const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t mc)
 {
     if (!c->tma)
         return BC_OK; /* the kernel reads A and B through params.a/b */
-    const bc__tmap_desc ta = {"A", d->ab_type, d->a, (uint64_t)d->k, (uint64_t)d->m, (uint64_t)d->lda * 2,
-                              c->bk, c->a_rows, 128};
+    const bc__tmap_desc ta = a_map_desc(d, c, mc);
     const bc__tmap_desc tb = b_map_desc(d, c, mc);
     bc_status st = bc__tmap_encode(p->tmap_a, &ta);
     if (!st)
@@ -218,15 +292,17 @@ static void fill_params(bc_gemm_plan *pl, const bc_gemm_desc *d)
  * one cluster of split_k CTAs per tile (split-K kernels, and the dot
  * kernel, whose tiles are its clusters), a cluster of 1 being one CTA
  * (portable kernels), as many resident per SM as fit. */
-static uint32_t launch_grid(const bc__gemm_config *c, const bc_gemm_params *p, uint32_t sm_count, int mc)
+static uint32_t launch_grid(const bc__gemm_config *c, const bc_gemm_params *p, uint32_t sm_count, uint32_t mc,
+                            uint32_t round)
 {
     const uint32_t tiles = p->tiles_m * p->tiles_n;
     const uint32_t slots = sm_count * (c->ctas_per_sm ? c->ctas_per_sm : 1u);
     if (p->sk_ctas) /* stream-K: every slot, the first sk_ctas sharing the last tiles */
         return slots;
-    if (mc) { /* the multicast twin: clusters of two CTAs walking pairs of tile rows */
-        const uint32_t pairs = (p->tiles_m + 1u) / 2u * p->tiles_n;
-        return 2u * (pairs < slots / 2u ? pairs : slots / 2u);
+    if (mc) { /* a multicast twin: clusters walking blocks of tiles, at most a round of them */
+        const uint32_t mm = (mc & 1u) ? 2u : 1u, mn = (mc & 2u) ? 2u : 1u;
+        const uint32_t blocks = (p->tiles_m + mm - 1u) / mm * ((p->tiles_n + mn - 1u) / mn);
+        return mm * mn * (blocks < round ? blocks : round);
     }
     return !c->persistent ? tiles * p->split_k : tiles < slots ? tiles : slots;
 }
@@ -272,8 +348,8 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
 {
     const bc__gemm_config *c = pl->config;
     const bc_gemm_params *p = &pl->params;
-    const uint32_t tiles = p->tiles_m * p->tiles_n, grid = launch_grid(c, p, sm_count, pl->mc);
-    const uint32_t cluster = pl->mc ? 2u : p->split_k;
+    const uint32_t tiles = p->tiles_m * p->tiles_n, grid = launch_grid(c, p, sm_count, pl->mc, pl->mc_round);
+    const uint32_t cluster = pl->mc ? mc_ctas(pl->mc) : p->split_k;
     const int dense = (p->flags & BC_GEMM_F_DENSE_A) != 0;
     CUlaunchConfig *lc = &pl->launch;
     memset(lc, 0, sizeof *lc);
@@ -288,7 +364,7 @@ static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
         a->id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
         a->value.programmaticStreamSerializationAllowed = 1;
     }
-    if (cluster > 1) { /* clusters of split_k CTAs, or the multicast twin's pairs */
+    if (cluster > 1) { /* clusters of split_k CTAs, or a multicast twin's blocks */
         CUlaunchAttribute *a = &pl->attrs[lc->numAttrs++];
         a->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
         a->value.clusterDim.x = cluster;
@@ -359,7 +435,8 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     const uint32_t sms = (uint32_t)dev->info.sm_count;
     if (c->dot_max_out)
         bc__gemm_dot_shape(&pl->params, sms);
-    if (dense_flags(&k, c, &pl->params, launch_grid(c, &pl->params, sms, 0)) && dev->image.fn[c->kernel_dense] != NULL) {
+    if (dense_flags(&k, c, &pl->params, launch_grid(c, &pl->params, sms, 0, 0)) &&
+        dev->image.fn[c->kernel_dense] != NULL) {
         pl->params.flags |= BC_GEMM_F_DENSE_A; /* the twin's dense-row kernel (loaded with it) */
         pl->fn = dev->image.fn[c->kernel_dense];
     }
@@ -372,9 +449,16 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
      * off the sectors, the multicast twin */
     bc_sk sk;
     const int sk_taken = k.stream_k && bc__gemm_stream_k(c, &pl->params, sms, &sk);
-    pl->mc = !sk_taken && takes_mc(&k, c, sms) && dev->image.fn[c->kernel_mc] != NULL;
-    if (pl->mc)
-        pl->fn = dev->image.fn[c->kernel_mc];
+    if (!sk_taken && takes_mc(&k, c, sms, UINT32_MAX) && dev->image.fn[c->kernel_mc] != NULL) {
+        /* every other condition holds: the rounds decide, with the clusters the device holds */
+        st = mc_round(dev, c, sms, &pl->mc_round);
+        if (st)
+            goto fail_free;
+        if (takes_mc(&k, c, sms, pl->mc_round)) {
+            pl->mc = c->mc_shape;
+            pl->fn = dev->image.fn[c->kernel_mc];
+        }
+    }
     st = encode_maps(&pl->params, &k, c, pl->mc);
     if (st)
         goto fail_free;
@@ -440,15 +524,26 @@ bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b
     return BC_OK;
 }
 
-bc_status bc__gemm_plan_whole_b_map(const bc_gemm_plan *pl, uint64_t out[16])
+bc_status bc__gemm_plan_whole_maps(const bc_gemm_plan *pl, uint64_t out_a[16], uint64_t out_b[16])
 {
     if (!pl->mc) {
-        memcpy(out, pl->params.tmap_b, sizeof pl->params.tmap_b);
+        memcpy(out_a, pl->params.tmap_a, sizeof pl->params.tmap_a);
+        memcpy(out_b, pl->params.tmap_b, sizeof pl->params.tmap_b);
         return BC_OK;
     }
     const bc_gemm_desc k = pl->swapped ? bc__gemm_transposed(&pl->desc) : pl->desc;
-    const bc__tmap_desc tb = b_map_desc(&k, pl->config, 0);
-    return bc__tmap_encode(out, &tb);
+    const bc__tmap_desc ta = a_map_desc(&k, pl->config, 0), tb = b_map_desc(&k, pl->config, 0);
+    bc_status st = BC_OK;
+    if (pl->mc & 2u) /* the shared operands' maps again, with whole boxes; the others as they are */
+        st = bc__tmap_encode(out_a, &ta);
+    else
+        memcpy(out_a, pl->params.tmap_a, sizeof pl->params.tmap_a);
+    if (st)
+        return st;
+    if (pl->mc & 1u)
+        return bc__tmap_encode(out_b, &tb);
+    memcpy(out_b, pl->params.tmap_b, sizeof pl->params.tmap_b);
+    return BC_OK;
 }
 
 bc_status bc_gemm_plan_query(const bc_gemm_plan *plan, bc_gemm_plan_info *out_info)

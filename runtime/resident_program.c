@@ -84,17 +84,16 @@ static access plan_access(const bc_gemm_desc *d, int swapped)
     return a;
 }
 
-/* A plan as the kernel needs it: its tensor maps (B's with whole boxes,
- * where the plan runs the multicast twin) and the parameters of its tile
+/* A plan as the kernel needs it: its tensor maps (A's and B's with whole
+ * boxes, where the plan runs a multicast twin) and the parameters of its tile
  * walk and epilogue. */
 static bc_status gemm_op(bc_resident_op *op, const bc_gemm_plan *pl)
 {
     const bc_gemm_params *p = &pl->params;
     memset(op, 0, sizeof *op);
-    bc_status st = bc__gemm_plan_whole_b_map(pl, op->tmap_b);
+    bc_status st = bc__gemm_plan_whole_maps(pl, op->tmap_a, op->tmap_b);
     if (st)
         return st;
-    memcpy(op->tmap_a, p->tmap_a, sizeof op->tmap_a);
     memcpy(op->tmap_d, p->tmap_d, sizeof op->tmap_d);
     memcpy(op->tmap_c, p->tmap_c, sizeof op->tmap_c);
     bc_resident_opinfo *x = &op->x;

@@ -83,10 +83,10 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
     # SM90_CONFIG(name, id, weight, cfg), SM90_CONFIG_MC(name, id, mc_id, weight, cfg) (its multicast twin is the
     # plan's choice, not the rule's), SM90_CONFIG_SK(name, id, sk_id, weight, cfg) (a whole-tile one with a
     # stream-K twin, which the rule weighs only where a plan allows stream-K: not modelled here),
-    # SM90_CONFIG_SK_MC(name, id, sk_id, mc_id, weight, cfg) (both twins),
+    # SM90_CONFIG_SK_MC(name, id, sk_id, mc_id, weight, cfg) or SM90_CONFIG_SK_MC4(...) (both twins),
     # SM90_SPLIT_CONFIG(name, id, weight, cost, wave, cfg) or
     # SM90_SHORT_K_CONFIG(name, id, dense_id, weight, per_sm, min_m, cfg), in table order
-    entry = (r'BC__APPLY\((SM90_CONFIG_SK_MC|SM90_CONFIG_SK|SM90_CONFIG_MC|SM90_CONFIG|SM90_SPLIT_CONFIG|SM90_SHORT_K_CONFIG),'
+    entry = (r'BC__APPLY\((SM90_CONFIG_SK_MC4|SM90_CONFIG_SK_MC|SM90_CONFIG_SK|SM90_CONFIG_MC|SM90_CONFIG|SM90_SPLIT_CONFIG|SM90_SHORT_K_CONFIG),'
              r'\s*"([^"]+)",\s*\w+,\s*(?:BC_K_\w+,\s*){0,2}'
              r'(\d+),\s*'
              r'(?:(\w+),\s*(\w+),\s*)?(\w+)\)')

@@ -7,8 +7,8 @@
  * itself), a plan with beta*C (C through the stage ring), one whose D rows
  * are not 16-byte multiples (the copy-out store path), a skinny-M plan, the
  * dense-row kernels (short packed rows of A copied as they lie), the
- * multicast twins (pairs of CTAs sharing B's loads), and
- * the portable mma.sync family, named. BC_TEST_QUICK=1 runs 100 launches. */
+ * multicast twins (pairs of CTAs sharing B's loads, and blocks of 2 x 2
+ * sharing A's and B's), and the portable mma.sync family, named. BC_TEST_QUICK=1 runs 100 launches. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,11 +151,15 @@ static void test_same_bytes_two_streams_under_load(void **state)
     gpu_env *env = GPU_ENV_OR_SKIP(state);
     /* 16 x 8 tiles, whole (Hopper: pinned; elsewhere the rule's choice) */
     same_bytes_under_load(env, 2000, 2048, 1000, gpu_is_hopper(env) ? "sm90_128x256" : NULL, 0, 0.0f);
-    if (gpu_is_hopper(env)) { /* the multicast twins: pairs of CTAs sharing B's loads (rows off the sectors) */
+    if (gpu_is_hopper(env)) { /* the multicast twins: pairs of CTAs sharing B's loads (rows off the sectors), */
         expect_kernel = "bc_gemm_sm90_128x256m";
         same_bytes_under_load(env, 2048, 2048, 2040, "sm90_128x256", 0, 0.0f);
         expect_kernel = "bc_gemm_sm90_128x128m";
         same_bytes_under_load(env, 1100, 1200, 1000, "sm90_128x128", 0, 0.5f);
+        /* and the narrow tiles' twin: clusters of four on blocks of 2 x 2 tiles sharing A's and B's loads
+         * (rows off the sectors, long K) */
+        expect_kernel = "bc_gemm_sm90_128x64m";
+        same_bytes_under_load(env, 505, 1380, 4424, "sm90_128x64", 0, 0.5f);
         expect_kernel = NULL;
     }
 }

@@ -1,5 +1,6 @@
 /* GPU tests of the twin kernels a GEMM plan takes on its own: stream-K
- * (desc.stream_k = 1) and the multicast twins of 128x256 and 128x128. Each case is
+ * (desc.stream_k = 1), the multicast twins of 128x256 and 128x128 (pairs), and
+ * those of 128x64 and 64x32 (blocks of 2 x 2 tiles). Each case is
  * checked against the fp64 CPU reference on fresh random inputs with
  * poisoned outputs, with the bounds of test_gpu_gemm.c, and each plan's
  * info must say it took the twin. Seed: printed per run; BC_SEED replays.
@@ -33,10 +34,13 @@ static void check_stream_k(const gcase *gc, const bc_gemm_plan_info *info)
     assert_true(info->stream_k_tiles > 0 && info->stream_k_ctas > info->stream_k_tiles);
 }
 
-/* the configuration the case expects (the rule's choice is checked too) */
+/* the configuration the case expects (the rule's choice is checked too), and
+ * its twin's shape (bc_gemm_plan_info.multicast: 1 pairs, 3 blocks of 2 x 2) */
 static const char *mc_config;
+static uint32_t mc_kind;
 
-/* the configuration's multicast twin: bc_gemm_<config>m, in pairs */
+/* the configuration's multicast twin: bc_gemm_<config>m, in clusters of two
+ * (pairs) or four (blocks of 2 x 2) */
 static void check_multicast(const gcase *gc, const bc_gemm_plan_info *info)
 {
     assert_string_equal(info->config, mc_config);
@@ -45,8 +49,8 @@ static void check_multicast(const gcase *gc, const bc_gemm_plan_info *info)
     char want[64];
     snprintf(want, sizeof want, "bc_gemm_%sm", info->config);
     assert_string_equal(info->kernel, want);
-    assert_int_equal(info->multicast, 1);
-    assert_int_equal(info->cluster_x, 2);
+    assert_int_equal(info->multicast, mc_kind);
+    assert_int_equal(info->cluster_x, mc_kind == 3 ? 4 : 2);
 }
 
 /* Stream-K plans (desc.stream_k = 1) on every configuration that has it
@@ -99,33 +103,21 @@ static void test_gemm_stream_k(void **state)
     case_stream_k = 0;
 }
 
-/* The multicast twins of 128x256 and 128x128 (clusters of two CTAs sharing
- * B's loads), which plans take where A's or B's rows are off the 32-byte
- * sectors on grids of enough tile-row pairs: each plan must really run one
- * (its info), on odd tile-row counts (the last pair's second row lies past
- * M), every output type, bias, ReLU, C (aliasing D too), D rows that are
- * not 16-byte multiples, and the rule's own choice; outputs byte-identical
- * over repeated launches. Quick mode (the sanitizers' runs): the two
- * smallest shapes. */
-static void test_gemm_multicast(void **state)
+/* One multicast twin's shape: named (NULL: the rule's choice), the
+ * configuration expected, the shape, and whether quick mode runs it. */
+typedef struct mc_shape {
+    const char *config, *want;
+    int64_t m, n, k;
+    int quick;
+} mc_shape;
+
+/* Every shape of the table (quick mode: those marked) with four output
+ * types and epilogues, then C aliasing D, each plan on the twin of shape
+ * `kind` (check_multicast). */
+static void run_multicast_shapes(gpu_env *env, const mc_shape *mc, size_t count, uint32_t kind)
 {
-    gpu_env *env = GPU_ENV_OR_SKIP(state);
-    if (!gpu_is_hopper(env))
-        skip();
-    static const struct {
-        const char *config, *want; /* named (NULL: the rule's choice), and the configuration expected */
-        int64_t m, n, k;
-        int quick;
-    } mc[] = {
-        {"sm90_128x256", "sm90_128x256", 1100, 2304, 40, 1}, /* 9 x 9 tiles: 45 pairs, the last row's partner past M */
-        {"sm90_128x256", "sm90_128x256", 1300, 4000, 3000, 0}, /* 11 x 16 tiles */
-        {NULL, "sm90_128x256", 2048, 2048, 2040, 0},           /* the rule's choice */
-        {NULL, "sm90_128x256", 728, 4008, 14024, 0},
-        {"sm90_128x128", "sm90_128x128", 1100, 1200, 1000, 1}, /* 9 x 10 tiles: 50 pairs, the last row's partner past M */
-        {"sm90_128x128", "sm90_128x128", 1300, 2000, 3000, 0}, /* 11 x 16 tiles */
-        {NULL, "sm90_128x128", 447, 3838, 3128, 0},            /* the rule's choice: 4 x 30 tiles */
-    };
-    for (size_t i = 0; i < sizeof mc / sizeof mc[0]; i++) {
+    mc_kind = kind;
+    for (size_t i = 0; i < count; i++) {
         if (quick && !mc[i].quick)
             continue;
         mc_config = mc[i].want;
@@ -141,6 +133,31 @@ static void test_gemm_multicast(void **state)
         const gcase alias = {m, n, k, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 1.0f, 1, 0, 0, 0, mc[i].config, 0, 0, 0};
         run_aliased(env, &alias);
     }
+}
+
+/* The multicast twins of 128x256 and 128x128 (clusters of two CTAs sharing
+ * B's loads), which plans take where A's or B's rows are off the 32-byte
+ * sectors on grids of enough tile-row pairs: each plan must really run one
+ * (its info), on odd tile-row counts (the last pair's second row lies past
+ * M), every output type, bias, ReLU, C (aliasing D too), D rows that are
+ * not 16-byte multiples, and the rule's own choice; outputs byte-identical
+ * over repeated launches. Quick mode (the sanitizers' runs): the two
+ * smallest shapes. */
+static void test_gemm_multicast(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    static const mc_shape mc[] = {
+        {"sm90_128x256", "sm90_128x256", 1100, 2304, 40, 1}, /* 9 x 9 tiles: 45 pairs, the last row's partner past M */
+        {"sm90_128x256", "sm90_128x256", 1300, 4000, 3000, 0}, /* 11 x 16 tiles */
+        {NULL, "sm90_128x256", 2048, 2048, 2040, 0},           /* the rule's choice */
+        {NULL, "sm90_128x256", 728, 4008, 14024, 0},
+        {"sm90_128x128", "sm90_128x128", 1100, 1200, 1000, 1}, /* 9 x 10 tiles: 50 pairs, the last row's partner past M */
+        {"sm90_128x128", "sm90_128x128", 1300, 2000, 3000, 0}, /* 11 x 16 tiles */
+        {NULL, "sm90_128x128", 447, 3838, 3128, 0},            /* the rule's choice: 4 x 30 tiles */
+    };
+    run_multicast_shapes(env, mc, sizeof mc / sizeof mc[0], 1);
     const gcase rep = {1100, 2304, 40, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.5f, 1, 0, 0, 0, "sm90_128x256", 0, 0, 0};
     run_repeated(env, &rep, quick ? 5 : 50);
     const gcase rep2 = {2048, 2048, 2040, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0, 0};
@@ -153,6 +170,39 @@ static void test_gemm_multicast(void **state)
         run_repeated(env, &rep4, 50);
 }
 
+/* The multicast twins of 128x64 and 64x32 (clusters of four CTAs on
+ * blocks of 2 x 2 tiles, sharing A's and B's loads), which plans take where
+ * A's or B's rows are off the 32-byte sectors, from 30 k-blocks, where the
+ * blocks need no more rounds than the tiles (every shape here has K an odd
+ * multiple of 8): each
+ * plan must really run one (its info), on blocks whose second row or column
+ * lies past M or N, grids of more blocks than the device holds clusters
+ * (each cluster walks several blocks), every output type, bias, ReLU, C
+ * (through the stage ring, and aliasing D), D rows that are not 16-byte
+ * multiples, and the rule's own choice; outputs byte-identical over
+ * repeated launches. Quick mode (the sanitizers' runs): the three smallest
+ * shapes. */
+static void test_gemm_multicast_2x2(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    static const mc_shape mc[] = {
+        {"sm90_128x64", "sm90_128x64", 300, 200, 1912, 1}, /* 3 x 4 tiles: the second block row's second past M */
+        {"sm90_64x32", "sm90_64x32", 100, 90, 1992, 1},    /* 2 x 3 tiles: the second block's second column past N */
+        {"sm90_64x32", "sm90_64x32", 600, 620, 1912, 1},   /* 10 x 20 tiles: 50 blocks, two rounds of clusters */
+        {"sm90_128x64", "sm90_128x64", 1250, 1250, 1912, 0}, /* 10 x 20 tiles: 50 blocks */
+        {NULL, "sm90_128x64", 505, 1380, 4424, 0},          /* the rule's choice: 4 x 22 tiles */
+        {NULL, "sm90_64x32", 123, 1478, 6200, 0},           /* the rule's choice: 2 x 47 tiles */
+    };
+    run_multicast_shapes(env, mc, sizeof mc / sizeof mc[0], 3);
+    const gcase rep = {600, 620, 1912, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.5f, 1, 0, 0, 0, "sm90_64x32", 0, 0, 0};
+    run_repeated(env, &rep, quick ? 5 : 50);
+    const gcase rep2 = {505, 1380, 4424, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0, 0};
+    if (!quick)
+        run_repeated(env, &rep2, 50);
+}
+
 static int setup(void **state) { return gemm_case_setup(state, "test_gpu_gemm_twins"); }
 
 int main(void)
@@ -160,6 +210,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm_stream_k),
         cmocka_unit_test(test_gemm_multicast),
+        cmocka_unit_test(test_gemm_multicast_2x2),
     };
     gpu_test_filters();
     return cmocka_run_group_tests_name("gpu_gemm_twins", tests, setup, gpu_env_teardown);

@@ -155,27 +155,30 @@ static void check_link(gpu_env *env, link *k, int a_from_device)
 /* Ragged chains on 128x64 (TMA-store layer, then beta*C through the thread
  * epilogue into f32) and 128x128 (two independent plans in one phase; then
  * two that launch as its multicast twin, rows off the sectors on enough
- * tile-row pairs, which the resident kernel runs with whole B boxes):
- * right against the reference and byte-identical to the launched plans. */
+ * tile-row pairs, which the resident kernel runs with whole B boxes), and
+ * two 128x64 plans that launch as its twin on blocks of 2 x 2 tiles (the
+ * resident kernel reads whole A and B boxes): right against the reference
+ * and byte-identical to the launched plans. */
 static void test_configs_and_epilogues(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
     if (!gpu_is_hopper(env))
         skip();
     bc_rng rng = {bc_ref_seed()};
-    link k[6];
+    link k[8];
     memset(k, 0, sizeof k);
-    const int64_t shape[6][3] = {{50, 200, 72},    {50, 96, 200},  {300, 260, 136},
-                                 {129, 72, 136},   {1100, 1200, 1000}, {600, 2000, 1032}};
-    for (int i = 0; i < 6; i++) /* the second reads the first's D */
-        make_link(env, &k[i], shape[i], i < 2 ? "sm90_128x64" : "sm90_128x128", 0, i == 1 ? &k[0] : NULL, &rng);
-    for (int i = 2; i < 6; i++) {
+    const int64_t shape[8][3] = {{50, 200, 72},    {50, 96, 200},      {300, 260, 136}, {129, 72, 136},
+                                 {1100, 1200, 1000}, {600, 2000, 1032}, {300, 200, 1912}, {531, 976, 4552}};
+    for (int i = 0; i < 8; i++) /* the second reads the first's D */
+        make_link(env, &k[i], shape[i], i < 2 || i >= 6 ? "sm90_128x64" : "sm90_128x128", 0, i == 1 ? &k[0] : NULL,
+                  &rng);
+    for (int i = 2; i < 8; i++) { /* 128x128's pair twin, then 128x64's twin on blocks of 2 x 2 tiles */
         bc_gemm_plan_info in;
         CHECK_BC(bc_gemm_plan_query(k[i].plan, &in));
-        assert_int_equal(in.multicast, i >= 4);
+        assert_int_equal(in.multicast, i >= 6 ? 3 : i >= 4);
     }
-    void *launched[6], *resident[6];
-    for (int pair = 0; pair < 3; pair++) {
+    void *launched[8], *resident[8];
+    for (int pair = 0; pair < 4; pair++) {
         link *c = &k[2 * pair];
         for (int i = 0; i < 2; i++) /* the launched plans first: their bytes (the second may read the first's D) */
             CHECK_BC(bc_gemm_launch(c[i].plan, env->s));
@@ -201,7 +204,7 @@ static void test_configs_and_epilogues(void **state)
             assert_memory_equal(resident[2 * pair + i], launched[2 * pair + i], bytes);
         }
     }
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 8; i++) {
         free(k[i].ha), free(k[i].hb), free(k[i].hc), free(k[i].hbias), free(launched[i]), free(resident[i]);
         bc_gemm_plan_destroy(k[i].plan);
     }

@@ -16,6 +16,7 @@ static void test_config_rule(void **state)
 {
     env e;
     env_open(&e, 1);
+    fake_set_max_active_clusters(30); /* clusters of four the H100 holds at once (the fake's own count: 33) */
     static const struct {
         int64_t m, n, k;
         const char *kernel;
@@ -88,8 +89,10 @@ static void test_config_rule(void **state)
         /* the fake never touches the buffers: the shapes may exceed them */
         bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
         const uint32_t split = launch_and_decode(&e, &d, &l).split_k;
-        const size_t kl = strlen(cases[i].kernel); /* the configuration's kernel, or its dense-row one */
-        if (strncmp(l->kernel, cases[i].kernel, kl) != 0 || (l->kernel[kl] != 0 && strcmp(l->kernel + kl, "d") != 0) ||
+        /* the configuration's kernel, or its dense-row one, or its multicast twin (tested below) */
+        const size_t kl = strlen(cases[i].kernel);
+        if (strncmp(l->kernel, cases[i].kernel, kl) != 0 ||
+            (l->kernel[kl] != 0 && strcmp(l->kernel + kl, "d") != 0 && strcmp(l->kernel + kl, "m") != 0) ||
             (cases[i].split && split != cases[i].split))
             fail_msg("%lldx%lldx%lld: chose %s split %u, the rule says %s split %u", (long long)cases[i].m,
                      (long long)cases[i].n, (long long)cases[i].k, l->kernel, split, cases[i].kernel, cases[i].split);
@@ -306,6 +309,82 @@ static void test_multicast_twin_128x128(void **state)
     const bc_gemm_params q = launch_and_decode(&e, &d, &l);
     assert_string_equal(l->kernel, "bc_gemm_sm90_128x128m");
     assert_int_equal(q.sk_ctas, 0);
+    env_close(&e);
+}
+
+/* The narrow tiles' multicast twins (128x64m, 64x32m): clusters of four
+ * on blocks of 2 x 2 tiles, each CTA loading half of its tile's A and B
+ * rows for the block (boxes of 64 and 32, or 32 and 16 rows), where A's or
+ * B's rows are off the 32-byte sectors, from 30 k-blocks, where the tiles
+ * have two rows and two columns and the clusters the device holds at once
+ * (the fake reports the H100's 30) need no more rounds than the tiles. */
+static void test_multicast_twin_2x2(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    fake_set_max_active_clusters(30);
+    static const struct {
+        int64_t m, n, k;
+        const char *config, *kernel;
+        unsigned grid, cluster, a_box_rows, b_box_rows;
+    } cases[] = {
+        /* 5 x 16 tiles: 3 x 8 blocks (the third row's CTAs past M), 96 CTAs; rows of 9104 bytes */
+        {531, 976, 4552, NULL, "bc_gemm_sm90_128x64m", 96, 4, 64, 32},
+        /* 2 x 47 tiles of 64x32: 24 blocks */
+        {123, 1478, 6200, NULL, "bc_gemm_sm90_64x32m", 96, 4, 32, 16},
+        /* rows on the sectors (9088 and 9120 bytes: on and off the 128-byte lines): no twin */
+        {531, 976, 4544, NULL, "bc_gemm_sm90_128x64", 80, 1, 128, 64},
+        {531, 976, 4560, NULL, "bc_gemm_sm90_128x64", 80, 1, 128, 64},
+        /* 30 k-blocks: the least; 29 not */
+        {531, 976, 1912, "sm90_128x64", "bc_gemm_sm90_128x64m", 96, 4, 64, 32},
+        {531, 976, 1848, "sm90_128x64", "bc_gemm_sm90_128x64", 80, 1, 128, 64},
+        /* one tile row: no block to share B */
+        {96, 4792, 6024, NULL, "bc_gemm_sm90_128x64", 75, 1, 128, 64},
+        /* 2 x 64 tiles in one round, 32 blocks in two rounds of 30 */
+        {128, 2048, 2040, "sm90_64x32", "bc_gemm_sm90_64x32", 128, 1, 64, 32},
+        /* 253 tiles in two rounds, 72 blocks in three */
+        {2917, 656, 10744, "sm90_128x64", "bc_gemm_sm90_128x64", 132, 1, 128, 64},
+        /* 2 x 58 tiles in one round of 132, 29 blocks in one of 30; 2 x 62 tiles, 31 blocks in two */
+        {256, 3712, 4088, "sm90_128x64", "bc_gemm_sm90_128x64m", 116, 4, 64, 32},
+        {256, 3968, 4088, "sm90_128x64", "bc_gemm_sm90_128x64", 124, 1, 128, 64},
+    };
+    const fake_launch *l = NULL;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
+        d.config = cases[i].config;
+        const bc_gemm_params p = launch_and_decode(&e, &d, &l);
+        const unsigned ar = (unsigned)((p.tmap_a[12] >> 16) & 0xffff), br = (unsigned)((p.tmap_b[12] >> 16) & 0xffff);
+        if (strcmp(l->kernel, cases[i].kernel) != 0 || l->grid[0] != cases[i].grid ||
+            l->cluster[0] != cases[i].cluster || ar != cases[i].a_box_rows || br != cases[i].b_box_rows)
+            fail_msg("%lldx%lldx%lld: %s grid %u cluster %u boxes %u/%u rows; want %s %u %u %u/%u",
+                     (long long)cases[i].m, (long long)cases[i].n, (long long)cases[i].k, l->kernel, l->grid[0],
+                     l->cluster[0], ar, br, cases[i].kernel, cases[i].grid, cases[i].cluster, cases[i].a_box_rows,
+                     cases[i].b_box_rows);
+        const bc_gemm_plan_info info = plan_info(&e, &d);
+        assert_int_equal(info.multicast, cases[i].cluster == 4 ? 3 : 0);
+        assert_int_equal(info.cluster_x, cases[i].cluster);
+    }
+    /* a device that holds 33 clusters of four (the fake's own count, 132 SMs / 4) takes 128x2048x2040's
+     * 32 blocks in one round; one that holds none never takes the twin */
+    fake_set_max_active_clusters(-1);
+    bc_gemm_desc d = base_desc(&e, 128, 2048, 2040);
+    d.config = "sm90_64x32";
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m");
+    assert_int_equal(l->grid[0], 128);
+    fake_set_max_active_clusters(0);
+    d = base_desc(&e, 531, 976, 4552);
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x64");
+    /* the occupancy query fails: so does the plan, saying which call */
+    fake_set_max_active_clusters(30);
+    fake_fail_entry(FAKE_E_cuOccupancyMaxActiveClusters, 1, CUDA_ERROR_UNKNOWN, 0);
+    bc_gemm_plan *pl = (bc_gemm_plan *)(uintptr_t)0x1234;
+    assert_status(bc_gemm_plan_create(e.dev, &d, &pl), BC_ERR_DRIVER);
+    assert_ptr_equal(pl, (bc_gemm_plan *)(uintptr_t)0x1234);
+    bc_error_detail det;
+    bc_last_error(&det);
+    assert_string_equal(det.call, "cuOccupancyMaxActiveClusters");
     env_close(&e);
 }
 
@@ -689,7 +768,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         ft_test(test_config_rule),
         ft_test(test_off_grid_credit),
-        ft_test(test_multicast_twin), ft_test(test_multicast_twin_128x128),
+        ft_test(test_multicast_twin), ft_test(test_multicast_twin_128x128), ft_test(test_multicast_twin_2x2),
         ft_test(test_skinny_split_one_round),
         ft_test(test_n1_transposed),
         ft_test(test_dot_kernel),

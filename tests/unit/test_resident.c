@@ -282,47 +282,71 @@ static void test_split_program(void **state)
     bc_device_close(e.dev);
 }
 
-/* A plan that runs the multicast twin (128x128 with rows off the 32-byte
- * sectors, enough tile-row pairs) runs in the resident 128x128 kernel,
- * which reads B in whole boxes of 128 rows: the program holds B's map
- * re-encoded so, not the twin's map of 64-row boxes; the other maps are
- * the plan's. */
-static void test_multicast_plan(void **state)
+/* A plan that runs a multicast twin, the shared operands' maps in half
+ * boxes, and the resident kernel of its configuration, which reads whole
+ * boxes: the program holds those maps re-encoded at the same addresses
+ * (boxes of a_whole and b_whole rows), and the others as the plan has them. */
+typedef struct twin_plan {
+    int64_t m, n, k;
+    const char *config, *kernel, *resident;
+    uint32_t multicast, a_box, b_box, a_whole, b_whole;
+} twin_plan;
+
+static void check_twin_resident(const twin_plan *t)
 {
     env e;
     env_open(&e);
+    fake_set_max_active_clusters(30); /* clusters of four the H100 holds at once */
     bc_devptr a = 0, b = 0, d = 0;
-    assert_ok(bc_mem_alloc(e.dev, 1100 * 1000 * 2, &a));
-    assert_ok(bc_mem_alloc(e.dev, 1200 * 1000 * 2, &b));
-    assert_ok(bc_mem_alloc(e.dev, 1100 * 1200 * 2, &d));
+    assert_ok(bc_mem_alloc(e.dev, (size_t)(t->m * t->k * 2), &a));
+    assert_ok(bc_mem_alloc(e.dev, (size_t)(t->n * t->k * 2), &b));
+    assert_ok(bc_mem_alloc(e.dev, (size_t)(t->m * t->n * 2), &d));
     bc_gemm_desc gd;
     bc_gemm_desc_default(&gd);
-    gd.m = 1100, gd.n = 1200, gd.k = 1000; /* 9 x 10 tiles: 50 pairs; rows of 2000 bytes */
+    gd.m = t->m, gd.n = t->n, gd.k = t->k;
     gd.a = a, gd.b = b, gd.d = d;
-    gd.config = "sm90_128x128";
+    gd.config = t->config;
     bc_gemm_plan *pl = NULL;
     assert_ok(bc_gemm_plan_create(e.dev, &gd, &pl));
     bc_gemm_plan_info info;
     assert_ok(bc_gemm_plan_query(pl, &info));
-    assert_int_equal(info.multicast, 1);
-    assert_string_equal(info.kernel, "bc_gemm_sm90_128x128m");
-    assert_int_equal((pl->params.tmap_b[12] >> 16) & 0xffff, 64);
+    assert_int_equal(info.multicast, t->multicast);
+    assert_string_equal(info.kernel, t->kernel);
+    assert_int_equal((pl->params.tmap_a[12] >> 16) & 0xffff, t->a_box);
+    assert_int_equal((pl->params.tmap_b[12] >> 16) & 0xffff, t->b_box);
     bc_resident *res = NULL;
     const bc_gemm_plan *plans[1] = {pl};
     assert_ok(bc_resident_create(e.dev, plans, 1, NULL, &res));
     assert_ok(bc_resident_start(res, e.s));
     const fake_launch *l = fake_last_launch();
-    assert_string_equal(l->kernel, "bc_resident_sm90_128x128");
+    assert_string_equal(l->kernel, t->resident);
     bc_resident_params p;
     const bc_resident_op *ops = program_of(l, &p);
-    assert_int_equal((ops[0].tmap_b[12] >> 16) & 0xffff, 128);
-    assert_int_equal(ops[0].tmap_b[0], pl->params.tmap_b[0]); /* the same base address */
-    assert_memory_equal(ops[0].tmap_a, pl->params.tmap_a, sizeof ops[0].tmap_a);
+    assert_int_equal((ops[0].tmap_a[12] >> 16) & 0xffff, t->a_whole);
+    assert_int_equal((ops[0].tmap_b[12] >> 16) & 0xffff, t->b_whole);
+    assert_int_equal(ops[0].tmap_a[0], pl->params.tmap_a[0]); /* the same base addresses */
+    assert_int_equal(ops[0].tmap_b[0], pl->params.tmap_b[0]);
+    if (!(t->multicast & 2u)) /* A not shared: the plan's own map */
+        assert_memory_equal(ops[0].tmap_a, pl->params.tmap_a, sizeof ops[0].tmap_a);
     assert_memory_equal(ops[0].tmap_d, pl->params.tmap_d, sizeof ops[0].tmap_d);
-    assert_ok(bc_resident_stop(res, SEC)); /* no step: the emulator's 1.3 GMAC would be the test's time */
+    assert_ok(bc_resident_stop(res, SEC)); /* no step: the emulator's GMACs would be the test's time */
     bc_resident_destroy(res);
     bc_gemm_plan_destroy(pl);
     bc_device_close(e.dev);
+}
+
+/* 128x128's pair twin (rows off the 32-byte sectors, 9 x 10 tiles: 50
+ * pairs; B in boxes of 64 rows) in the resident 128x128 kernel; 128x64's
+ * twin on blocks of 2 x 2 tiles (5 x 16 tiles, 72 k-blocks: 3 x 8 blocks;
+ * A and B in boxes of 64 and 32 rows) in the resident 128x64 kernel. */
+static void test_multicast_plan(void **state)
+{
+    static const twin_plan t[] = {
+        {1100, 1200, 1000, "sm90_128x128", "bc_gemm_sm90_128x128m", "bc_resident_sm90_128x128", 1, 128, 64, 128, 128},
+        {531, 976, 4552, NULL, "bc_gemm_sm90_128x64m", "bc_resident_sm90_128x64", 3, 64, 32, 128, 64},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        check_twin_resident(&t[i]);
 }
 
 /* Steps through the emulator, with the input and output copied by the

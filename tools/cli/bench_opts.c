@@ -32,7 +32,8 @@ void bench_usage(FILE *f)
             "configuration cannot take are marked SKIP. %% of floor = max(2MNK / 800 TFLOP/s, bytes / 3.02 TB/s) / time.\n"
             "A configuration shown as NAME^T ran an N = 1 GEMM as the 1 x M product B . A^T; as NAME^D, its\n"
             "dense-row kernel, which copies short packed rows of A as they lie; as NAME^M, its multicast twin\n"
-            "(pairs of CTAs sharing B's loads, for rows off the 32-byte sectors; README, \"GEMM configurations\").\n"
+            "(clusters of CTAs sharing B's loads, or A's and B's, for rows off the 32-byte sectors; README,\n"
+            "\"GEMM configurations\").\n"
             "--stream-k lets each plan take its last partial round by stream-K where the rule finds it pays\n"
             "(desc.stream_k = 1; shown as NAME^K; README, \"Stream-K\").\n",
             BC_BENCH_PER_GRAPH, BC_BENCH_PER_GRAPH, BC_EXIT_VERIFY);

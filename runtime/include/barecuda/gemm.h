@@ -133,9 +133,11 @@ typedef struct bc_gemm_plan_info {
     uint32_t stream_k_tiles; /* tiles done by stream-K (desc.stream_k = 1), else 0 */
     uint32_t stream_k_ctas;  /* CTAs sharing their k-blocks, else 0 */
     uint64_t workspace_bytes; /* device-arena bytes the plan holds for stream-K, else 0 */
-    uint32_t multicast;      /* 1: the configuration's multicast twin, clusters of two CTAs (cluster_x)
-                                on pairs of tile rows sharing B's loads, for A's or B's rows off the
-                                32-byte sectors (README, "GEMM configurations") */
+    uint32_t multicast;      /* 0, or the configuration's multicast twin (README, "GEMM configurations"):
+                                1, clusters of two CTAs (cluster_x) on pairs of tile rows sharing B's
+                                loads, for A's or B's rows off the 32-byte sectors (128x256, 128x128);
+                                3, clusters of four on blocks of 2 x 2 tiles sharing A's and B's loads,
+                                for long K (128x64, 64x32) */
 } bc_gemm_plan_info;
 
 /* Contract: describes the chosen configuration; no driver call. */
