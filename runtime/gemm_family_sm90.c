@@ -95,7 +95,9 @@
  * from 30 k-blocks up (7 of 7; 832x837x3416 32.8 -> 23.0 us, 123x1478x6200
  * 29.0 -> 21.3), and at 3-20 k-blocks lost up to 27% (a cluster of four
  * starts later and walks its k-blocks in lockstep: 524x560x1248 6.76 ->
- * 7.77 us), off the sectors as well (135x489x840 4.91 -> 6.21). */
+ * 7.77 us), off the sectors as well (135x489x840 4.91 -> 6.21). On rows
+ * on the sectors it lost on 8 of 19 shapes (up to 1.31x), hence the
+ * sectors' test. */
 #define BC_SM90_MC4_MIN_KB 30u
 #define SM90_CONFIG_SK_MC4(nm, id, sk_id, mc_id, w, cons, bn_, stages, ks, ar)                     \
     {SM90_WHOLE(nm, id, w, cons, bn_, stages, ar), .kernel_sk = (sk_id), .kernel_mc = (mc_id),     \

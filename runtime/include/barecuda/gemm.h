@@ -137,7 +137,7 @@ typedef struct bc_gemm_plan_info {
                                 1, clusters of two CTAs (cluster_x) on pairs of tile rows sharing B's
                                 loads, for A's or B's rows off the 32-byte sectors (128x256, 128x128);
                                 3, clusters of four on blocks of 2 x 2 tiles sharing A's and B's loads,
-                                for long K (128x64, 64x32) */
+                                for rows off the sectors down a long K (128x64, 64x32) */
 } bc_gemm_plan_info;
 
 /* Contract: describes the chosen configuration; no driver call. */
