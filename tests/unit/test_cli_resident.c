@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "gemm_emu.h"
+#include "mlp.h"
 
 static void has(const char *text, const char *needle)
 {
@@ -110,6 +111,37 @@ static void test_mlp(void **state)
     cli_capture_free(&r);
 }
 
+/* bc_mlp_create with no split list (the GPU tests' call): every layer
+ * takes the rule's split, the plans an all-zero list makes. */
+static void test_mlp_without_splits(void **state)
+{
+    gemm_emu_install(-1);
+    bc_device_config cfg = ft_config();
+    cfg.skip_kernel_load = 0;
+    cfg.device_arena_bytes = 32u << 20;
+    bc_device *dev = NULL;
+    assert_ok(bc_device_open(&cfg, &dev));
+    const int64_t w[4] = {256, 1024, 1024, 64};
+    const uint32_t rule[3] = {0, 0, 0};
+    bc_rng rng = {7};
+    bc_mlp a, b;
+    assert_ok(bc_mlp_create(dev, 16, w, 3, NULL, NULL, &rng, &a));
+    assert_ok(bc_mlp_create(dev, 16, w, 3, NULL, rule, &rng, &b));
+    for (int l = 0; l < 3; l++) {
+        bc_gemm_plan_info ia, ib;
+        assert_ok(bc_gemm_plan_query(a.plan[l], &ia));
+        assert_ok(bc_gemm_plan_query(b.plan[l], &ib));
+        assert_string_equal(ia.config, ib.config);
+        assert_int_equal(ia.split_k, ib.split_k);
+    }
+    bc_gemm_plan_info last;
+    assert_ok(bc_gemm_plan_query(a.plan[2], &last));
+    assert_int_equal(last.split_k, 8); /* the policy's last layer, as the CLI test above reports it */
+    bc_mlp_destroy(dev, &a);
+    bc_mlp_destroy(dev, &b);
+    bc_device_close(dev);
+}
+
 /* A resident step that computes one wrong element: the run stops before
  * timing, exit 31, naming the resident way. */
 static void test_wrong_resident_results(void **state)
@@ -156,6 +188,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         ft_test(test_resident_beside_launches),
         ft_test(test_mlp),
+        ft_test(test_mlp_without_splits),
         ft_test(test_wrong_resident_results),
         ft_test(test_bad_options),
     };
