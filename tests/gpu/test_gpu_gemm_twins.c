@@ -172,16 +172,15 @@ static void test_gemm_multicast(void **state)
 
 /* The multicast twins of 128x64 and 64x32 (clusters of four CTAs on
  * blocks of 2 x 2 tiles, sharing A's and B's loads), which plans take where
- * A's or B's rows are off the 32-byte sectors, from 30 k-blocks, where the
- * blocks need no more rounds than the tiles (every shape here has K an odd
- * multiple of 8): each
- * plan must really run one (its info), on blocks whose second row or column
- * lies past M or N, grids of more blocks than the device holds clusters
- * (each cluster walks several blocks), every output type, bias, ReLU, C
- * (through the stage ring, and aliasing D), D rows that are not 16-byte
- * multiples, and the rule's own choice; outputs byte-identical over
- * repeated launches. Quick mode (the sanitizers' runs): the three smallest
- * shapes. */
+ * A's or B's rows are off the 32-byte sectors (every K here is an odd
+ * multiple of 8), from 30 k-blocks, where the blocks need no more rounds
+ * than the tiles: each plan must really run one (its info), on blocks
+ * whose second row or column lies past M or N, grids of more blocks than
+ * the device holds clusters (each cluster walks several blocks), every
+ * output type, bias, ReLU, C (through the stage ring, and aliasing D), D
+ * rows that are not 16-byte multiples, and the rule's own choice; outputs
+ * byte-identical over repeated launches. Quick mode (the sanitizers'
+ * runs): the three smallest shapes. */
 static void test_gemm_multicast_2x2(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
