@@ -67,7 +67,6 @@ struct bc_gemm_plan {
     bc_gemm_params params; /* the packed kernel parameter, tensor maps inside */
     bc_devptr sk_ws;       /* the stream-K workspace in the device arena, or 0 */
     uint32_t mc;           /* 0, or the plan runs the configuration's multicast twin (kernel_mc): its mc_shape */
-    uint32_t mc_round;     /* ... and the twin's clusters the device holds at once */
     bc_gemm_plan_info info;
 };
 

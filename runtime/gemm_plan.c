@@ -115,18 +115,19 @@ static uint32_t dense_flags(const bc_gemm_desc *d, const bc__gemm_config *c, con
  * pair's second CTA on the last row computes nothing), which cost 128x128's
  * twin 1.05-1.59x (1584x1161x1192: 70 pairs on 66 clusters against 130
  * tiles on 132 SMs), nor for fewer k-blocks than the configuration's
- * mc_min_kb (change 63); takes_mc tests the rows and the k-blocks. */
+ * mc_min_kb (change 63): takes_mc and mc_fits_rounds below. */
 #define BC_MC_MIN_PAIRS_PCT 25u
-static int takes_mc_b(const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t sms)
-{
-    const uint64_t rows = bc__ceil_div((uint64_t)d->m, c->bm), cols = bc__ceil_div((uint64_t)d->n, c->bn);
-    const uint64_t pairs = bc__ceil_div(rows, 2) * cols;
-    return rows >= 2 && pairs * 100u >= (uint64_t)sms * BC_MC_MIN_PAIRS_PCT &&
-           bc__ceil_div(pairs, sms / 2u) <= bc__ceil_div(rows * cols, sms);
-}
 
-/* CTAs of a multicast twin's cluster (its block of tiles). */
-static uint32_t mc_ctas(uint32_t shape) { return ((shape & 1u) ? 2u : 1u) * ((shape & 2u) ? 2u : 1u); }
+/* A multicast twin's block of tiles (mc_shape: bit 0, two tile rows; bit
+ * 1, two tile columns), its CTAs, and the blocks of a tiles_m x tiles_n
+ * grid. */
+static uint32_t mc_rows(uint32_t shape) { return (shape & 1u) ? 2u : 1u; }
+static uint32_t mc_cols(uint32_t shape) { return (shape & 2u) ? 2u : 1u; }
+static uint32_t mc_ctas(uint32_t shape) { return mc_rows(shape) * mc_cols(shape); }
+static uint64_t mc_blocks(uint32_t shape, uint64_t tiles_m, uint64_t tiles_n)
+{
+    return bc__ceil_div(tiles_m, mc_rows(shape)) * bc__ceil_div(tiles_n, mc_cols(shape));
+}
 
 /* The twins that share A (mc_shape bit 1; those of 128x64 and 64x32 share
  * A and B in blocks of 2 x 2 tiles): for the narrow tiles down a long K
@@ -139,18 +140,33 @@ static uint32_t mc_ctas(uint32_t shape) { return ((shape & 1u) ? 2u : 1u) * ((sh
  * 128-byte lines but on the sectors (1.10-1.15 on 3), and lost on 5 of 7
  * on the lines (up to 1.31x: where the old kernel's requests are whole
  * lines, the cluster's lockstep costs more than the requests it saves).
- * Taken where every shared operand has two tiles to share it, and the
- * clusters need no more rounds of the device (round: the clusters it holds
- * at once) than the tiles do: a block's second row or column past M or N
- * still takes its SM. */
-static int takes_mc_a(const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t sms, uint32_t round)
+ *
+ * Whether a plan can take its configuration's multicast twin, the rounds
+ * aside (mc_fits_rounds): rows off the sectors, the configuration's
+ * k-blocks, and every shared operand with two tiles to share it; the pair
+ * twins also want BC_MC_MIN_PAIRS_PCT % of the SMs' worth of pairs. */
+static int takes_mc(const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t sms)
+{
+    /* the twin's maps have half boxes: a configuration with a dense-row twin as well would need them
+     * told apart first (a stream-K plan never takes it: bc_gemm_plan_create); and a cluster needs its SMs */
+    const uint64_t es = bc__dtype_bytes(d->ab_type);
+    if (c->kernel_mc == 0 || c->kernel_dense != 0 || sms < mc_ctas(c->mc_shape) || d->split_k > 1 ||
+        ((uint64_t)d->lda * es % 32u == 0 && (uint64_t)d->ldb * es % 32u == 0) ||
+        bc__ceil_div((uint64_t)d->k, c->bk) < c->mc_min_kb)
+        return 0;
+    const uint64_t rows = bc__ceil_div((uint64_t)d->m, c->bm), cols = bc__ceil_div((uint64_t)d->n, c->bn);
+    if (rows < mc_rows(c->mc_shape) || cols < mc_cols(c->mc_shape))
+        return 0;
+    return (c->mc_shape & 2u) || mc_blocks(c->mc_shape, rows, cols) * 100u >= (uint64_t)sms * BC_MC_MIN_PAIRS_PCT;
+}
+
+/* The twin's clusters need no more rounds of the device (round: the
+ * clusters it holds at once) than the tiles do of its SMs: a block's
+ * second row or column past M or N still takes its SM. */
+static int mc_fits_rounds(const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t sms, uint32_t round)
 {
     const uint64_t rows = bc__ceil_div((uint64_t)d->m, c->bm), cols = bc__ceil_div((uint64_t)d->n, c->bn);
-    const uint32_t mm = (c->mc_shape & 1u) ? 2u : 1u;
-    if (cols < 2 || rows < mm || round == 0)
-        return 0;
-    const uint64_t blocks = bc__ceil_div(rows, mm) * bc__ceil_div(cols, 2);
-    return bc__ceil_div(blocks, round) <= bc__ceil_div(rows * cols, sms);
+    return round > 0 && bc__ceil_div(mc_blocks(c->mc_shape, rows, cols), round) <= bc__ceil_div(rows * cols, sms);
 }
 
 /* The twin's clusters the device holds at once: pairs fill every SM (66 on
@@ -183,20 +199,6 @@ static bc_status mc_round(bc_device *dev, const bc__gemm_config *c, uint32_t sms
         return st;
     *out_round = n > 0 ? (uint32_t)n : 0u;
     return BC_OK;
-}
-
-/* Whether the plan takes the configuration's multicast twin (round: its
- * clusters the device holds at once; UINT32_MAX: every other condition). */
-static int takes_mc(const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t sms, uint32_t round)
-{
-    /* the twin's maps have half boxes: a configuration with a dense-row twin as well would need them
-     * told apart first (a stream-K plan never takes it: bc_gemm_plan_create); and a cluster needs its SMs */
-    const uint64_t es = bc__dtype_bytes(d->ab_type);
-    if (c->kernel_mc == 0 || c->kernel_dense != 0 || sms < mc_ctas(c->mc_shape) || d->split_k > 1 ||
-        ((uint64_t)d->lda * es % 32u == 0 && (uint64_t)d->ldb * es % 32u == 0) ||
-        bc__ceil_div((uint64_t)d->k, c->bk) < c->mc_min_kb)
-        return 0;
-    return (c->mc_shape & 2u) ? takes_mc_a(d, c, sms, round) : takes_mc_b(d, c, sms);
 }
 
 /* D may leave through a TMA store when the configuration can, C (if read)
@@ -300,9 +302,8 @@ static uint32_t launch_grid(const bc__gemm_config *c, const bc_gemm_params *p, u
     if (p->sk_ctas) /* stream-K: every slot, the first sk_ctas sharing the last tiles */
         return slots;
     if (mc) { /* a multicast twin: clusters walking blocks of tiles, at most a round of them */
-        const uint32_t mm = (mc & 1u) ? 2u : 1u, mn = (mc & 2u) ? 2u : 1u;
-        const uint32_t blocks = (p->tiles_m + mm - 1u) / mm * ((p->tiles_n + mn - 1u) / mn);
-        return mm * mn * (blocks < round ? blocks : round);
+        const uint64_t blocks = mc_blocks(mc, p->tiles_m, p->tiles_n);
+        return mc_ctas(mc) * (uint32_t)(blocks < round ? blocks : round);
     }
     return !c->persistent ? tiles * p->split_k : tiles < slots ? tiles : slots;
 }
@@ -344,11 +345,12 @@ out:
     return st;
 }
 
-static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count)
+/* mc_round: a multicast twin's clusters the device holds at once (mc_round()) */
+static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count, uint32_t mc_round)
 {
     const bc__gemm_config *c = pl->config;
     const bc_gemm_params *p = &pl->params;
-    const uint32_t tiles = p->tiles_m * p->tiles_n, grid = launch_grid(c, p, sm_count, pl->mc, pl->mc_round);
+    const uint32_t tiles = p->tiles_m * p->tiles_n, grid = launch_grid(c, p, sm_count, pl->mc, mc_round);
     const uint32_t cluster = pl->mc ? mc_ctas(pl->mc) : p->split_k;
     const int dense = (p->flags & BC_GEMM_F_DENSE_A) != 0;
     CUlaunchConfig *lc = &pl->launch;
@@ -449,12 +451,13 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
      * off the sectors, the multicast twin */
     bc_sk sk;
     const int sk_taken = k.stream_k && bc__gemm_stream_k(c, &pl->params, sms, &sk);
-    if (!sk_taken && takes_mc(&k, c, sms, UINT32_MAX) && dev->image.fn[c->kernel_mc] != NULL) {
+    uint32_t round = 0;
+    if (!sk_taken && takes_mc(&k, c, sms) && dev->image.fn[c->kernel_mc] != NULL) {
         /* every other condition holds: the rounds decide, with the clusters the device holds */
-        st = mc_round(dev, c, sms, &pl->mc_round);
+        st = mc_round(dev, c, sms, &round);
         if (st)
             goto fail_free;
-        if (takes_mc(&k, c, sms, pl->mc_round)) {
+        if (mc_fits_rounds(&k, c, sms, round)) {
             pl->mc = c->mc_shape;
             pl->fn = dev->image.fn[c->kernel_mc];
         }
@@ -468,7 +471,7 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
             goto fail_free;
         pl->fn = dev->image.fn[c->kernel_sk];
     }
-    fill_launch(pl, sms);
+    fill_launch(pl, sms, round);
     bc__list_push(&dev->plans, &pl->link);
     *out_plan = pl;
     return BC_OK;

@@ -71,19 +71,12 @@ static const char *const policy_names[] = {"spin", "yield", "block"}; /* bc_sche
  * count into o->splits; 0, or -1 on a bad list (an empty value, junk, a value out of range). */
 static int parse_splits(const char *arg, lat_opts *o)
 {
-    int n = 0;
-    for (const char *p = arg;; p++) {
-        char *end = NULL;
-        const long long v = strtoll(p, &end, 10);
-        if (end == p || v < 0 || v > 16 || n == BC_MLP_MAX_LAYERS)
-            return -1;
-        o->split_k[n++] = (uint32_t)v;
-        if (*end == '\0')
-            break;
-        if (*end != ',')
-            return -1;
-        p = end;
-    }
+    long long v[BC_MLP_MAX_LAYERS];
+    const int n = bc_mlp_parse_list(arg, 0, 16, BC_MLP_MAX_LAYERS, v);
+    if (n < 1)
+        return -1;
+    for (int i = 0; i < n; i++)
+        o->split_k[i] = (uint32_t)v[i];
     o->splits = n;
     return 0;
 }

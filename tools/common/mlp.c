@@ -5,25 +5,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+int bc_mlp_parse_list(const char *s, long long lo, long long hi, int max, long long *out)
+{
+    int n = 0;
+    for (const char *p = s;; p++) {
+        char *end = NULL;
+        const long long v = strtoll(p, &end, 10);
+        if (end == p || v < lo || v > hi || n == max)
+            return -1;
+        out[n++] = v;
+        if (*end == '\0')
+            return n;
+        if (*end != ',')
+            return -1;
+        p = end;
+    }
+}
+
 int bc_mlp_parse(const char *spec, int64_t *batch, int64_t *width, int *layers)
 {
     char *end = NULL;
-    long long b = strtoll(spec, &end, 10);
+    long long b = strtoll(spec, &end, 10), w[BC_MLP_MAX_LAYERS + 1];
     if (end == spec || *end != ':' || b < 1 || b > 65536)
         return -1;
-    int n = 0;
-    for (const char *p = end + 1;; p = end + 1) {
-        long long w = strtoll(p, &end, 10);
-        if (end == p || w < 8 || w > 65536 || w % 8 || n > BC_MLP_MAX_LAYERS)
-            return -1;
-        width[n++] = w;
-        if (*end == '\0')
-            break;
-        if (*end != ',')
-            return -1;
-    }
+    const int n = bc_mlp_parse_list(end + 1, 8, 65536, BC_MLP_MAX_LAYERS + 1, w);
     if (n < 2)
         return -1;
+    for (int i = 0; i < n; i++) {
+        if (w[i] % 8)
+            return -1;
+        width[i] = w[i];
+    }
     *batch = b;
     *layers = n - 1;
     return 0;

@@ -28,6 +28,10 @@ typedef struct bc_mlp {
  * layers, each width a multiple of 8 in [8, 65536]); 0, or -1 on a bad spec. */
 int bc_mlp_parse(const char *spec, int64_t *batch, int64_t *width, int *layers);
 
+/* Parses "V1,V2,..." (decimal, each in [lo, hi], at most max values) into
+ * out; the count, or -1 on an empty value, junk or a value out of range. */
+int bc_mlp_parse_list(const char *s, long long lo, long long hi, int max, long long *out);
+
 /* Allocates and fills everything and creates the plans (`config` pinned,
  * or NULL for the rule; split_k[l] layer l's as in bc_gemm_desc: 0 the
  * rule's, 1 whole tiles, S >= 2 split S ways; split_k NULL: the rule's for
