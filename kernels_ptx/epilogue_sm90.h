@@ -229,24 +229,25 @@ BC_DEVICE void bc_sm90_bias_pair(const uint32_t *raw, uint32_t j, const uint32_t
  * the TMA unit reads them. */
 BC_DEVICE void bc_sm90_stage_chunk(const bc_epi *e, const float *cacc, const uint32_t bn, const uint32_t esize,
                                    int out_t, const bc_sm90_epi_at *at, uint32_t q, uint32_t buf, const uint32_t *pre,
-                                   int rotated, uint32_t rot0, uint32_t rot1)
+                                   int rotated, uint32_t rot0, uint32_t rot1, const int plain)
 {
     const uint32_t inner = bc_sm90_inner(bn, esize), cols = inner / esize;
     const uint32_t t128 = bc_opaque_u32(at->t128), w = t128 / 32u, l = t128 % 32u;
     const uint32_t r0 = 16u * w + l / 4u;
-    const int relu = (e->flags & BC_GEMM_F_RELU) != 0;
-    const int has_c = (e->flags & BC_GEMM_F_C_SMEM) != 0;
+    const int relu = !plain && (e->flags & BC_GEMM_F_RELU) != 0;
+    const int has_c = !plain && (e->flags & BC_GEMM_F_C_SMEM) != 0;
     const uint32_t cb = has_c ? bc_sm90_cbox(at, bn, esize, q) : 0u;
     /* the chunk's bias words: from the tile's, or loaded now, before any shared store can order them */
     uint32_t bw[16];
-    if (!pre)
+    if (!pre && !plain)
         bc_sm90_load_bias(e, cols, at->col0 + q * cols, t128, esize, bw);
     const uint32_t *b = pre ? pre + (esize == 4 ? 2u : 1u) * q * (cols / 8u) : bw;
     uint32_t pk[16]; /* 16-bit D: the packed pairs, group jj's row half h at 2jj + h */
 #pragma unroll
     for (uint32_t jj = 0; jj < cols / 8u; jj++) {
-        float b0, b1;
-        bc_sm90_bias_pair(b, jj, esize, out_t, &b0, &b1);
+        float b0 = 0.0f, b1 = 0.0f; /* plain: +0.0 is still added, so -0.0 leaves as +0.0 on every path */
+        if (!plain)
+            bc_sm90_bias_pair(b, jj, esize, out_t, &b0, &b1);
 #pragma unroll
         for (uint32_t h = 0; h < 2; h++) {
             const uint32_t off = bc_sm90_swz((r0 + 8u * h) * inner + (8u * jj + 2u * (l % 4u)) * esize, inner);
@@ -369,14 +370,14 @@ BC_DEVICE void bc_sm90_copyout_rotated(const bc_epi *e, const uint32_t cols, con
 /* One chunk q of the staged paths (below); cacc: its accumulators. */
 BC_DEVICE void bc_sm90_epi_chunk(const bc_epi *e, const float *cacc, const uint32_t bn, const uint32_t esize,
                                  int out_t, const bc_sm90_epi_at *at, uint32_t *seq, int tma, const uint32_t *pre,
-                                 int rotated, uint32_t q, uint32_t rot0, uint32_t rot1)
+                                 int rotated, uint32_t q, uint32_t rot0, uint32_t rot1, const int plain)
 {
     const uint32_t cols = bc_sm90_inner(bn, esize) / esize;
     const uint32_t buf = bc_sm90_next_buf(at, seq);
     if (tma && at->t128 == 0)
         bc_bulk_wait_read(1); /* the store that last read `buf` is done reading */
     bc_bar_sync(at->bar, 128);
-    bc_sm90_stage_chunk(e, cacc, bn, esize, out_t, at, q, buf, pre, rotated, rot0, rot1);
+    bc_sm90_stage_chunk(e, cacc, bn, esize, out_t, at, q, buf, pre, rotated, rot0, rot1, plain);
     if (tma)
         bc_fence_proxy_async_smem(); /* our st.shared before the TMA unit reads them */
     bc_bar_sync(at->bar, 128);
@@ -400,7 +401,8 @@ BC_DEVICE void bc_sm90_epi_chunk(const bc_epi *e, const float *cacc, const uint3
  * is copied out one element per lane from the TMA layout; 16-bit D is
  * staged rotated (bc_sm90_stage_chunk) and copied out in 16-byte windows. */
 BC_DEVICE void bc_sm90_epi_staged(const bc_epi *e, const float *acc, const uint32_t bn, const uint32_t esize,
-                                  int out_t, const bc_sm90_epi_at *at, uint32_t *seq, int tma, const uint32_t *pre)
+                                  int out_t, const bc_sm90_epi_at *at, uint32_t *seq, int tma, const uint32_t *pre,
+                                  const int plain)
 {
     const uint32_t cols = bc_sm90_inner(bn, esize) / esize, nq = bn / cols;
     const int rotated = esize == 2 && !tma;
@@ -412,7 +414,8 @@ BC_DEVICE void bc_sm90_epi_staged(const bc_epi *e, const float *acc, const uint3
     }
 #pragma unroll
     for (uint32_t q = 0; q < nq; q++)
-        bc_sm90_epi_chunk(e, acc + q * (cols / 2u), bn, esize, out_t, at, seq, tma, pre, rotated, q, rot0, rot1);
+        bc_sm90_epi_chunk(e, acc + q * (cols / 2u), bn, esize, out_t, at, seq, tma, pre, rotated, q, rot0, rot1,
+                          plain);
 }
 
 /* Thread path, around a tile's main loop (gemm_sm90.c: before a short
@@ -513,6 +516,13 @@ BC_DEVICE void bc_sm90_epi_threads(const bc_epi *e, const float *acc, const uint
     }
 }
 
+/* Tiles up to this many columns have a second copy of the staged paths
+ * for plans without C, bias or ReLU ("plain"): the same expression with the
+ * flag tests, the bias words and the C loads compiled out (kernels_ptx/
+ * PERF_NOTES.md, change 69). Wider tiles keep one copy: their epilogue is a
+ * smaller share of a tile, and a second copy costs registers. */
+#define BC_SM90_PLAIN_MAX_BN 64u
+
 /* One consumer's piece of a finished tile; pre: its bias words loaded
  * before the main loop (bc_sm90_load_bias), or NULL. */
 BC_DEVICE void bc_sm90_epilogue(const bc_epi *e, const float *acc, const uint32_t bn, int out_t,
@@ -524,10 +534,16 @@ BC_DEVICE void bc_sm90_epilogue(const bc_epi *e, const float *acc, const uint32_
             bc_sm90_epi_threads(e, acc, bn, 4, out_t, at, seq);
         else
             bc_sm90_epi_threads(e, acc, bn, 2, out_t, at, seq);
-    } else if (out_t == BC_OUT_F32)
-        bc_sm90_epi_staged(e, acc, bn, 4, out_t, at, seq, tma, pre);
-    else
-        bc_sm90_epi_staged(e, acc, bn, 2, out_t, at, seq, tma, pre);
+    } else if (bn <= BC_SM90_PLAIN_MAX_BN && !(e->flags & (BC_GEMM_F_C_SMEM | BC_GEMM_F_BIAS | BC_GEMM_F_RELU))) {
+        if (out_t == BC_OUT_F32)
+            bc_sm90_epi_staged(e, acc, bn, 4, out_t, at, seq, tma, pre, 1);
+        else
+            bc_sm90_epi_staged(e, acc, bn, 2, out_t, at, seq, tma, pre, 1);
+    } else if (out_t == BC_OUT_F32) {
+        bc_sm90_epi_staged(e, acc, bn, 4, out_t, at, seq, tma, pre, 0);
+    } else {
+        bc_sm90_epi_staged(e, acc, bn, 2, out_t, at, seq, tma, pre, 0);
+    }
 }
 
 #endif

@@ -81,7 +81,8 @@ static void test_gemm_every_config(void **state)
  *   C through the ring + TMA store (C and D rows 16-byte multiples),
  *   C through the ring + copy-out (D rows not: cd_pad 1, C padded back),
  *   C read by the epilogue + thread stores (C rows not 16-byte multiples),
- *   copy-out without C (D rows not 16-byte multiples). */
+ *   copy-out without C (D rows not 16-byte multiples),
+ *   TMA store without C, bias or ReLU (the narrow tiles' plain staging). */
 static void test_gemm_epilogue_paths(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
@@ -102,6 +103,8 @@ static void test_gemm_epilogue_paths(void **state)
                     {m, n, k, BC_DTYPE_F16, t, 1.0f, 2.0f, 1, 0, 0, 0, configs[c], 1, align + 1, per16 - 1},
                     {m, n, k, BC_DTYPE_BF16, t, 1.0f, 1.0f, 0, 1, 0, 0, configs[c], 1, align, 1},
                     {m, n, k, BC_DTYPE_F16, t, 1.5f, 0.0f, 1, 1, 0, 0, configs[c], 1, align + 1, 0},
+                    /* no C, bias or ReLU: the tiles up to 64 columns wide take their plain staging */
+                    {m, n, k, BC_DTYPE_F16, t, 1.25f, 0.0f, 0, 0, 0, 0, configs[c], 1, align, 0},
                 };
                 for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
                     run_case(env, &cases[i]);
@@ -114,7 +117,8 @@ static void test_gemm_epilogue_paths(void **state)
  * element a lane) with 4, 8 and 12, for every whole-tile configuration the rule
  * can take (and the skinny ones at M <= 16), on N that ends a row 6 or 2
  * bytes into an 8-byte word (N % 4 == 3 or 1), each output type, without C
- * and with C through the ring (C rows padded to 16 bytes). */
+ * and with C through the ring (C rows padded to 16 bytes), and without C,
+ * bias or ReLU (the narrow tiles' plain staging). */
 static void test_gemm_copyout_pitches(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
@@ -140,6 +144,7 @@ static void test_gemm_copyout_pitches(void **state)
                     const gcase cases[] = {
                         {m, n, k, ab, t, 0.75f, 0.0f, 1, 1, 0, 0, configs[c], 1, cd, 0},
                         {m, n, k, ab, t, 1.0f, -0.5f, 1, 0, 0, 0, configs[c], 1, cd, cp},
+                        {m, n, k, ab, t, -1.25f, 0.0f, 0, 0, 0, 0, configs[c], 1, cd, 0}, /* plain staging */
                     };
                     for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++)
                         run_case(env, &cases[q]);
