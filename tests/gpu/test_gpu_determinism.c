@@ -8,7 +8,9 @@
  * are not 16-byte multiples (the copy-out store path), a skinny-M plan, the
  * dense-row kernels (short packed rows of A copied as they lie), the
  * multicast twins (pairs of CTAs sharing B's loads, and blocks of 2 x 2
- * sharing A's and B's), and the portable mma.sync family, named. BC_TEST_QUICK=1 runs 100 launches. */
+ * sharing A's and B's), the narrow tiles' plain staging (no C, bias or
+ * ReLU) and the portable mma.sync family, named. BC_TEST_QUICK=1 runs 100
+ * launches. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,8 @@ static void make_operand(gpu_env *env, operand *o, size_t elems, bc_dtype t, bc_
 
 /* The kernel the next plans must run (NULL: any). */
 static const char *expect_kernel;
+/* Set around plans without bias and ReLU (the others carry both). */
+static int plain_epilogue;
 
 static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k, const char *config,
                                   uint32_t split_k, float beta)
@@ -56,7 +60,8 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k,
     bc_gemm_desc desc;
     bc_gemm_desc_default(&desc);
     desc.m = m, desc.n = n, desc.k = k;
-    desc.a = a.dev, desc.b = b.dev, desc.d = d[0], desc.bias = bias.dev, desc.relu = 1;
+    desc.a = a.dev, desc.b = b.dev, desc.d = d[0], desc.bias = plain_epilogue ? 0 : bias.dev;
+    desc.relu = !plain_epilogue;
     desc.beta = beta, desc.c = beta != 0.0f ? c.dev : 0;
     desc.config = config, desc.split_k = split_k;
     bc_gemm_plan *plan = NULL;
@@ -69,8 +74,9 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k,
                  split_k);
     if (expect_kernel != NULL)
         assert_string_equal(info.kernel, expect_kernel);
-    print_message("  %lldx%lldx%lld %s (%s) split_k %u beta %g: seed 0x%llx, %d runs, two streams overlapping\n",
+    print_message("  %lldx%lldx%lld %s (%s) split_k %u beta %g%s: seed 0x%llx, %d runs, two streams overlapping\n",
                   (long long)m, (long long)n, (long long)k, info.config, info.kernel, info.split_k, beta,
+                  plain_epilogue ? ", no bias or ReLU" : "",
                   (unsigned long long)rng.s, runs);
 
     /* the background load: a 4096^3 GEMM relaunched on its own stream */
@@ -99,7 +105,7 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k,
         for (int i = 0; i < batch; i++) {
             bc_stream *si = s[(done + i) % 2];
             CHECK_BC(bc_memset_d8_async(si, d[i], 0xFF, d_bytes)); /* poison */
-            CHECK_BC(bc_gemm_plan_set_pointers(plan, a.dev, b.dev, desc.c, d[i], bias.dev));
+            CHECK_BC(bc_gemm_plan_set_pointers(plan, a.dev, b.dev, desc.c, d[i], desc.bias));
             CHECK_BC(bc_gemm_launch(plan, si));
             CHECK_BC(bc_memcpy_dtoh_async(si, ring_host + (size_t)i * d_bytes, d[i], d_bytes));
         }
@@ -114,7 +120,8 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k,
                 double *ref = malloc((size_t)n * sizeof *ref);
                 bc_ref_error e = {0};
                 for (int64_t row = 0; row < m; row += m > 37 ? 37 : 1) {
-                    bc_ref_gemm_row(&chk, a.host, b.host, beta != 0.0f ? c.host : NULL, bias.host, row, ref);
+                    bc_ref_gemm_row(&chk, a.host, b.host, beta != 0.0f ? c.host : NULL, plain_epilogue ? NULL : bias.host,
+                                    row, ref);
                     bc_ref_compare_row(&chk, out, row, ref, &e);
                 }
                 free(ref);
@@ -201,6 +208,26 @@ static void test_same_bytes_skinny_under_load(void **state)
     same_bytes_under_load(env, 2, 2000, 1000, "sm90_dot", 0, 0.5f);
 }
 
+/* Plans without C, bias or ReLU on tiles up to 64 columns: their epilogue's
+ * plain staging, through the TMA store and the rotated copy-out (D rows of
+ * 2048 and 2047 elements; 1001 on the narrow tile), the dense-row kernel
+ * and the 2 x 2 multicast twin. */
+static void test_same_bytes_plain_under_load(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    plain_epilogue = 1;
+    same_bytes_under_load(env, 1000, 2048, 64, "sm90_128x64t", 0, 0.0f);
+    same_bytes_under_load(env, 1000, 2047, 64, "sm90_128x64t", 0, 0.0f);
+    same_bytes_under_load(env, 40, 8958, 8, "sm90_64x32t", 0, 0.0f);
+    same_bytes_under_load(env, 300, 1001, 512, "sm90_64x32", 0, 0.0f);
+    expect_kernel = "bc_gemm_sm90_128x64m";
+    same_bytes_under_load(env, 505, 1380, 4424, "sm90_128x64", 0, 0.0f);
+    expect_kernel = NULL;
+    plain_epilogue = 0;
+}
+
 static void test_same_bytes_split_k_under_load(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
@@ -233,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_same_bytes_split_k_under_load),
         cmocka_unit_test(test_same_bytes_beta_c_under_load),
         cmocka_unit_test(test_same_bytes_skinny_under_load),
+        cmocka_unit_test(test_same_bytes_plain_under_load),
         cmocka_unit_test(test_same_bytes_portable_under_load),
     };
     gpu_test_filters();
