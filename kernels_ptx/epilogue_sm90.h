@@ -35,6 +35,9 @@
  *
  * Every path rounds once, from the same f32 expression
  * ((alpha * acc + beta * C) + bias, then ReLU), so they write the same bytes.
+ * Tiles up to BC_SM90_PLAIN_MAX_BN columns also carry a copy of the staged
+ * paths for plans without C, bias or ReLU, the expression's flag tests
+ * compiled out (bc_sm90_epilogue).
  *
  * The bias: tiles up to 64 columns wide load every bias word a thread
  * needs into registers before their main loop (bc_sm90_load_bias: at most
