@@ -120,8 +120,8 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k,
                 double *ref = malloc((size_t)n * sizeof *ref);
                 bc_ref_error e = {0};
                 for (int64_t row = 0; row < m; row += m > 37 ? 37 : 1) {
-                    bc_ref_gemm_row(&chk, a.host, b.host, beta != 0.0f ? c.host : NULL, plain_epilogue ? NULL : bias.host,
-                                    row, ref);
+                    bc_ref_gemm_row(&chk, a.host, b.host, beta != 0.0f ? c.host : NULL,
+                                    plain_epilogue ? NULL : bias.host, row, ref);
                     bc_ref_compare_row(&chk, out, row, ref, &e);
                 }
                 free(ref);
