@@ -2,8 +2,9 @@
 """Unit tests of the sweep tools that need no GPU: the Python generator
 (tools/sweep.py), the rule fitter (tools/fit_rule.py) on synthetic timings
 with hand-computed answers, and the sweep comparison (tools/sweep_compare.py)
-on synthetic results, and the README's sweep subsets (tools/sweep_subsets.py)
-on a hand-made CSV. Run from anywhere: python3 tools/test_sweep_tools.py.
+on synthetic results, the README's sweep subsets (tools/sweep_subsets.py)
+on a hand-made CSV, and the profile splitter (tools/device/ncu_regions.py)
+on a hand-made source page. Run from anywhere: python3 tools/test_sweep_tools.py.
 (tests/unit/test_cli_sweep.c runs it, and checks the generator and the rule
 against the C side.)"""
 import argparse
@@ -21,6 +22,9 @@ import fit_rule  # noqa: E402
 import sweep  # noqa: E402
 import sweep_compare  # noqa: E402
 import sweep_subsets  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "device"))
+import ncu_regions  # noqa: E402
 
 PLAN_C = '''
 #define BC_MAX_SPLIT_K 8u
@@ -356,6 +360,42 @@ class Subsets(unittest.TestCase):
         text = sweep_subsets.render([t, t], ["a", "b"])
         self.assertIn("| subset (a / b) | shapes | geomean ratio | worst |", text)
         self.assertIn("| plain | 0 / 0 | - / - | - / - |", text)
+
+
+class NcuRegions(unittest.TestCase):
+    """Regions end at control instructions; shares are of the whole kernel."""
+
+    PAGE = [
+        ["Kernel Name", "k", ""],
+        ["Address", "Source", "Warp Stall Sampling (All Samples)", "Instructions Executed"],
+        ["0x10", "IMAD R1, R2, R3, RZ ;", "1", "30"],
+        ["0x20", "@P0 BAR.SYNC.DEFER_BLOCKING R8, 0x80 ;", "3", "10"],
+        ["0x30", "FMUL R4, R5, UR16 ;", "0", "40"],
+        ["0x40", "@!P1 FMUL R6, R7, UR16 ;", "0", "10"],
+        ["0x50", "@P0 BRA 0x30 ;", "6", "10"],
+        ["0x60", "EXIT ;", "", ""],
+    ]
+
+    def test_regions_and_shares(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "src.csv")
+            with open(path, "w", newline="") as f:
+                csv.writer(f).writerows(self.PAGE)
+            name, rows = ncu_regions.read(path)
+            self.assertEqual(name, "k")
+            self.assertEqual(rows[4], ("0x50", "@P0 BRA 0x30 ;", 10, 6))
+            self.assertEqual(rows[5][2:], (0, 0))
+            regs = ncu_regions.regions(rows)
+            self.assertEqual([(g["addr"], g["n"], g["ex"], g["samples"]) for g in regs],
+                             [("0x10", 2, 40, 4), ("0x30", 3, 60, 6), ("0x60", 1, 0, 0)])
+            self.assertEqual(regs[1]["ops"], {"FMUL": 50, "BRA": 10})
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(ncu_regions.main([path, "--min", "50"]), 0)
+            text = out.getvalue()
+            self.assertIn("k: 100 warp instructions executed, 10 stall samples", text)
+            self.assertIn("0x30", text)  # 60% of the instructions
+            self.assertNotIn("0x10 ", text)  # 40% and 40%: under --min 50
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@
 # argument (e.g. 531x976x4544:sm90_128x128::--beta 1), and cuBLAS (PyTorch)
 # on the shapes in $CUBLAS (CUBLAS_C=1: addmm with a C; CUBLAS_F32=1: mm with
 # an f32 output, whose cuBLASLt kernel is named Kernel2); summaries printed,
-# reports to $OUT/prof.tgz.
+# reports to $OUT/prof.tgz. SOURCE=1 also collects our launches' source
+# counters and prints where their instructions and stalls go by region of
+# the SASS (tools/device/ncu_regions.py; the source page's CSV is kept).
 export PATH=/usr/local/cuda/bin:$PATH
 OUT=${OUT:-/tmp/out}
 L=$(mktemp -d)
@@ -16,9 +18,14 @@ for arg in "$@"; do
   cfg=""; [ -n "$c" ] && cfg="--config $c"; [ -n "$sp" ] && cfg="$cfg --split $sp"; cfg="$cfg $fl"
   IFS=x read m n k <<< "$shape"
   f="$L/ncu_${shape}_${c}_${sp}_${fl//[^a-z0-9]/}.txt"
-  timeout 200 ncu --clock-control none --kernel-name regex:bc_gemm --launch-skip 3 --launch-count 1 $SECTIONS $METRICS \
+  src=""; [ "${SOURCE:-0}" = 1 ] && src="--section SourceCounters --export ${f%.txt}.ncu-rep"
+  timeout 200 ncu --clock-control none --kernel-name regex:bc_gemm --launch-skip 3 --launch-count 1 $SECTIONS $METRICS $src \
     build/bin/barecuda gemm --m $m --n $n --k $k --iters 5 --check-rows 2 $cfg > "$f" 2>&1
   echo "== ours $arg"; summ "$f"
+  if [ -n "$src" ]; then
+    ncu --import "${f%.txt}.ncu-rep" --page source --csv --print-source sass > "${f%.txt}_src.csv" 2>&1
+    python3 tools/device/ncu_regions.py "${f%.txt}_src.csv" && rm -f "${f%.txt}.ncu-rep"
+  fi
 done
 for s in ${CUBLAS:-}; do
   IFS=x read m n k <<< "$s"
