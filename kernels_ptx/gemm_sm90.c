@@ -132,6 +132,17 @@ BC_DEVICE void sm90_free_stage(sm90_shape g, uint32_t base, uint32_t s)
         bc_mbar_arrive_cluster(sm90_empty(g, base, s), bc_cluster_ctarank() ^ SM90_MCM(g));
 }
 
+/* A multicast twin's blocks of tiles down M and across N (a block's second
+ * row or column may lie past the grid). */
+BC_DEVICE uint32_t sm90_blocks_m(sm90_shape g, const sm90_sched *sc)
+{
+    return (sc->tiles_m + SM90_MCM(g) - 1u) / SM90_MCM(g);
+}
+BC_DEVICE uint32_t sm90_blocks_n(sm90_shape g, const sm90_sched *sc)
+{
+    return (sc->tiles_n + SM90_MCN(g) - 1u) / SM90_MCN(g);
+}
+
 /* The CTA's walk over work: whole-tile kernels take tiles b, b + G, ...;
  * a split-K cluster takes the one tile of its cluster index; a multicast
  * cluster walks blocks from its cluster index (sm90_tile_at). */
@@ -150,8 +161,7 @@ BC_DEVICE bc_tile sm90_tile_at(sm90_shape g, const sm90_sched *sc, uint32_t t)
     if (!SM90_MC(g))
         return bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m);
     const uint32_t mm = SM90_MCM(g), mn = SM90_MCN(g);
-    bc_tile p = bc_tile_of(t, (sc->tiles_m + mm - 1u) / mm, (sc->tiles_n + mn - 1u) / mn,
-                           sc->group_m / mm ? sc->group_m / mm : 1u);
+    bc_tile p = bc_tile_of(t, sm90_blocks_m(g, sc), sm90_blocks_n(g, sc), sc->group_m / mm ? sc->group_m / mm : 1u);
     if (mn == 1u) { /* pairs of tile rows: the rank is the row */
         p.m = 2u * p.m + bc_cluster_ctarank();
         return p;
@@ -357,7 +367,7 @@ BC_DEVICE int sm90_has_sk(sm90_shape g) { return g.sk != 0; }
 BC_DEVICE uint32_t sm90_whole_end(sm90_shape g, const sm90_sched *sc)
 {
     if (SM90_MC(g))
-        return (sc->tiles_m + SM90_MCM(g) - 1u) / SM90_MCM(g) * ((sc->tiles_n + SM90_MCN(g) - 1u) / SM90_MCN(g));
+        return sm90_blocks_m(g, sc) * sm90_blocks_n(g, sc);
     return sm90_has_sk(g) && sc->sk.ctas ? sc->sk.first : sc->tiles_m * sc->tiles_n;
 }
 
