@@ -88,7 +88,7 @@
     {SM90_WHOLE(nm, id, w, cons, bn_, stages, ar), .kernel_sk = (sk_id), .kernel_mc = (mc_id),     \
      .mc_shape = 1u, .mc_min_kb = BC_SM90_MC_MIN_KB}
 /* Both twins, the multicast one in blocks of 2 x 2 tiles sharing A and B
- * (mc_shape 3; gemm_plan.c, takes_mc_a), where A's or B's rows are off the
+ * (mc_shape 3; gemm_plan.c, takes_mc), where A's or B's rows are off the
  * 32-byte sectors, for K of at least BC_SM90_MC4_MIN_KB k-blocks: forced on
  * 26 shapes the rule gives 128x64 or 64x32 with at least two tile rows and
  * columns (H100, PERF_NOTES.md change 68), it ran at 0.70-0.86 of the time
