@@ -13,6 +13,8 @@
 
 #include <stdint.h>
 
+#include "tile_sched.h"
+
 /* ---- sm_90a configurations. Each: one producer warpgroup (one thread
  * issues the TMA loads) and CONS consumer warpgroups; consumer c owns rows
  * 64c..64c+63 of the BM = 64*CONS row CTA tile and issues wgmma m64nBNk16
@@ -167,9 +169,11 @@ typedef struct bc_gemm_params {
     uint32_t sk_first, sk_tiles;      /* stream-K: the first such tile and their count */
     uint64_t sk_ws;                   /* stream-K workspace: BC_SK_SLOTS(sk_ctas) partial slots, then counters */
     _Alignas(64) uint64_t tmap_c[16]; /* sm_90a with BC_GEMM_F_C_SMEM: C, dims {N, M}, box {128 B, 64} */
+    bc_raster raster;                 /* sm_90a: the divisors of the tile walk the kernel takes (tile_sched.h) */
 } bc_gemm_params;
 
-_Static_assert(sizeof(bc_gemm_params) == 640, "bc_gemm_params layout changed: update both sides");
+_Static_assert(sizeof(bc_gemm_params) == 704, "bc_gemm_params layout changed: update both sides");
+_Static_assert(__builtin_offsetof(bc_gemm_params, raster) == 640, "raster offset");
 _Static_assert(__builtin_offsetof(bc_gemm_params, tmap_b) == 128, "tmap_b offset");
 _Static_assert(__builtin_offsetof(bc_gemm_params, tmap_d) == 256, "tmap_d offset");
 _Static_assert(__builtin_offsetof(bc_gemm_params, d) == 384, "d offset");

@@ -89,6 +89,7 @@ typedef struct sm90_sched {
     uint32_t tiles_m, tiles_n, k_blocks, group_m;
     bc_sk sk;       /* stream-K over the last tiles (sk_sched.h); sk.ctas 0: none */
     uint64_t sk_ws; /* its workspace: the slots, then a counter per tile and consumer */
+    bc_raster rs;   /* the walk's divisors (the host's bc_raster_of, for the tiles or a twin's blocks) */
 } sm90_sched;
 
 /* The compile-time shape of a configuration. */
@@ -155,13 +156,18 @@ BC_DEVICE uint32_t sm90_stride(sm90_shape g, const sm90_sched *sc)
 }
 /* Walk index t's tile: the raster of tile_sched.h, or for a multicast twin
  * that raster over blocks of MCM x MCN tiles, the CTA's rank picking its
- * tile of the block. */
+ * tile of the block; divided by multiplies (bc_tile_at, with the host's
+ * divisors for the walk this kernel takes). */
+BC_DEVICE uint32_t sm90_block_group(sm90_shape g, const sm90_sched *sc)
+{
+    return sc->group_m / SM90_MCM(g) ? sc->group_m / SM90_MCM(g) : 1u;
+}
 BC_DEVICE bc_tile sm90_tile_at(sm90_shape g, const sm90_sched *sc, uint32_t t)
 {
     if (!SM90_MC(g))
-        return bc_tile_of(t, sc->tiles_m, sc->tiles_n, sc->group_m);
+        return bc_tile_at(t, sc->tiles_m, sc->tiles_n, sc->group_m, &sc->rs);
     const uint32_t mm = SM90_MCM(g), mn = SM90_MCN(g);
-    bc_tile p = bc_tile_of(t, sm90_blocks_m(g, sc), sm90_blocks_n(g, sc), sc->group_m / mm ? sc->group_m / mm : 1u);
+    bc_tile p = bc_tile_at(t, sm90_blocks_m(g, sc), sm90_blocks_n(g, sc), sm90_block_group(g, sc), &sc->rs);
     if (mn == 1u) { /* pairs of tile rows: the rank is the row */
         p.m = 2u * p.m + bc_cluster_ctarank();
         return p;
@@ -385,9 +391,8 @@ BC_DEVICE void sm90_producer(sm90_shape g, uint64_t tmap_a, uint64_t tmap_b, uin
         return;
     for (uint64_t u = bc_sk_lo(&sc->sk, cta), end = bc_sk_lo(&sc->sk, cta + 1u); u < end;) {
         const bc_sk_piece pc = bc_sk_piece_at(&sc->sk, cta, u, &u);
-        sm90_produce_tile(g, tmap_a, tmap_b, tmap_c, e,
-                          bc_tile_of(sc->sk.first + pc.tile, sc->tiles_m, sc->tiles_n, sc->group_m), pc.kb0, pc.kb1,
-                          base, esize, &stage, &phase);
+        sm90_produce_tile(g, tmap_a, tmap_b, tmap_c, e, sm90_tile_at(g, sc, sc->sk.first + pc.tile), pc.kb0,
+                          pc.kb1, base, esize, &stage, &phase);
     }
 }
 
@@ -603,9 +608,8 @@ BC_DEVICE void sm90_consumer(sm90_shape g, const sm90_sched *sc, const bc_epi *e
         for (uint64_t u = bc_sk_lo(&sc->sk, cta), end = bc_sk_lo(&sc->sk, cta + 1u); u < end;) {
             const bc_sk_piece pc = bc_sk_piece_at(&sc->sk, cta, u, &u);
             const sm90_skfin fin = {&sc->sk, sc->sk_ws, pc.tile, pc.piece, pc.pieces};
-            sm90_consume_tile(g, e, acc, &at,
-                              bc_tile_of(sc->sk.first + pc.tile, sc->tiles_m, sc->tiles_n, sc->group_m), pc.kb0,
-                              pc.kb1, base, c, f16, out_t, &stage, &phase, &seq, &fin);
+            sm90_consume_tile(g, e, acc, &at, sm90_tile_at(g, sc, sc->sk.first + pc.tile), pc.kb0, pc.kb1, base,
+                              c, f16, out_t, &stage, &phase, &seq, &fin);
         }
     if (t128 == 0)
         bc_bulk_wait_read_all(); /* the last TMA stores have read their staging buffers */

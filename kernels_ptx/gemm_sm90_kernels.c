@@ -10,7 +10,7 @@
     {                                                                                              \
         const sm90_shape g = {cons, bn, stages, ks, ar, dn, sk, mc};                               \
         sm90_sched sc = {p.tiles_m, p.tiles_n, p.k_blocks, p.group_m,                              \
-                         {p.sk_first, p.sk_tiles, p.sk_ctas, p.k_blocks}, p.sk_ws};                \
+                         {p.sk_first, p.sk_tiles, p.sk_ctas, p.k_blocks}, p.sk_ws, p.raster};      \
         bc_epi e = {p.d, p.c, p.bias, p.m, p.n, p.ldd, p.ldc, p.alpha, p.beta, p.flags, p.k};            \
         sm90_gemm(g, bc_param_addr(#name "_param_0", 0), bc_param_addr(#name "_param_0", 128),     \
                   bc_param_addr(#name "_param_0", 256), bc_param_addr(#name "_param_0", 512), &sc, &e, \

@@ -345,6 +345,16 @@ out:
     return st;
 }
 
+/* The divisors of the tile walk the Hopper kernel takes (tile_sched.h,
+ * bc_tile_at): over the tiles, or a multicast twin's over its blocks, in
+ * bands of group_m tile rows (group_m / MCM block rows; the kernel's
+ * sm90_tile_at). Other kernels ignore them. */
+static void set_raster(bc_gemm_params *p, uint32_t mc)
+{
+    const uint32_t gm = p->group_m / mc_rows(mc) ? p->group_m / mc_rows(mc) : 1u;
+    p->raster = bc_raster_of(bc__ceil_div(p->tiles_m, mc_rows(mc)), bc__ceil_div(p->tiles_n, mc_cols(mc)), gm);
+}
+
 /* mc_round: a multicast twin's clusters the device holds at once (mc_round()) */
 static void fill_launch(bc_gemm_plan *pl, uint32_t sm_count, uint32_t mc_round)
 {
@@ -465,6 +475,7 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     st = encode_maps(&pl->params, &k, c, pl->mc);
     if (st)
         goto fail_free;
+    set_raster(&pl->params, pl->mc);
     if (sk_taken) {
         st = take_stream_k(pl, &sk);
         if (st)

@@ -2,7 +2,8 @@
  * device, 132 SMs): when a plan takes the pair twins of 128x256 and
  * 128x128 and the 2 x 2 twins of 128x64 and 64x32, their grids, clusters
  * and half boxes, and where they give way (rows on the sectors, few
- * pairs, extra rounds, stream-K, a failing occupancy query). */
+ * pairs, extra rounds, stream-K, a failing occupancy query), and the tile
+ * walk's divisors each kernel finds in its parameters. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -217,12 +218,71 @@ static void test_multicast_twin_2x2(void **state)
     env_close(&e);
 }
 
+/* The divisor a bc_udiv stands for: the least n with quotient 1. */
+static uint32_t divisor_of(bc_udiv v)
+{
+    uint32_t lo = 1, hi = 0x7fffffffu;
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2u;
+        if (bc_udiv_q(mid, v) >= 1u)
+            hi = mid;
+        else
+            lo = mid + 1u;
+    }
+    return lo;
+}
+
+/* The walk's divisors in the parameters (tile_sched.h, bc_tile_at): a
+ * band's tiles, a band's rows and the last band's rows, over the tiles of
+ * the whole-tile and stream-K kernels and over the blocks of the multicast
+ * twins (bands of 8 tile rows: 4 block rows of a twin). */
+static void test_raster_divisors(void **state)
+{
+    env e;
+    env_groups = BC_KERNELS_STREAM_K;
+    env_open(&e, 1);
+    env_groups = 0;
+    fake_set_max_active_clusters(30);
+    static const struct {
+        int64_t m, n, k;
+        const char *config, *kernel;
+        int stream_k;
+        uint32_t band, rows, last_rows;
+    } cases[] = {
+        /* 16 x 8 tiles */
+        {2048, 2048, 2048, NULL, "bc_gemm_sm90_128x256", 0, 64, 8, 8},
+        /* 16 x 8 tiles in 8 x 8 pairs */
+        {2048, 2048, 2040, NULL, "bc_gemm_sm90_128x256m", 0, 32, 4, 4},
+        /* 5 x 16 tiles in 3 x 8 blocks */
+        {531, 976, 4552, NULL, "bc_gemm_sm90_128x64m", 0, 32, 4, 3},
+        /* 21 x 32 tiles */
+        {1300, 1000, 1024, "sm90_64x32", "bc_gemm_sm90_64x32", 0, 256, 8, 5},
+        /* 9 x 10 tiles, the last by stream-K */
+        {1100, 1200, 8200, "sm90_128x128", "bc_gemm_sm90_128x128k", 1, 80, 8, 1},
+    };
+    const fake_launch *l = NULL;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
+        d.config = cases[i].config;
+        d.stream_k = (uint32_t)cases[i].stream_k;
+        const bc_gemm_params p = launch_and_decode(&e, &d, &l);
+        assert_string_equal(l->kernel, cases[i].kernel);
+        const uint32_t band = divisor_of(p.raster.band), rows = divisor_of(p.raster.rows);
+        const uint32_t last = divisor_of(p.raster.last_rows);
+        if (band != cases[i].band || rows != cases[i].rows || last != cases[i].last_rows)
+            fail_msg("%lldx%lldx%lld: divisors %u %u %u; want %u %u %u", (long long)cases[i].m, (long long)cases[i].n,
+                     (long long)cases[i].k, band, rows, last, cases[i].band, cases[i].rows, cases[i].last_rows);
+    }
+    env_close(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         ft_test(test_multicast_twin),
         ft_test(test_multicast_twin_128x128),
         ft_test(test_multicast_twin_2x2),
+        ft_test(test_raster_divisors),
     };
     return cmocka_run_group_tests_name("gemm_multicast", tests, NULL, NULL);
 }
