@@ -348,7 +348,9 @@ out:
 /* The divisors of the tile walk the Hopper kernel takes (tile_sched.h,
  * bc_tile_at): over the tiles, or a multicast twin's over its blocks, in
  * bands of group_m tile rows (group_m / MCM block rows; the kernel's
- * sm90_tile_at). Other kernels ignore them. */
+ * sm90_tile_at). Other kernels ignore them. The divisions are exact for
+ * walk indices below 2^31: a grid of that many tiles would be a D of
+ * terabytes. */
 static void set_raster(bc_gemm_params *p, uint32_t mc)
 {
     const uint32_t gm = p->group_m / mc_rows(mc) ? p->group_m / mc_rows(mc) : 1u;
