@@ -48,6 +48,10 @@ typedef struct bc__gemm_config {
     uint32_t cluster_wave_pct; /* 0: a split wave fills every SM; else the % of SMs its clusters fill at once */
     uint32_t cluster8_pct;     /* clusters of 8 on more than this % of the SMs ... */
     uint32_t cluster8_cost_kb; /* ... cost this many k-blocks more */
+    const char *crowd_alt;     /* NULL; else a whole-tile configuration the rule takes instead where this
+                                  one's single round fills more than half the SMs and crowd_alt's less than
+                                  half, from crowd_min_kb k-blocks (gemm_rule.c, bc__gemm_crowded_alt) */
+    uint32_t crowd_min_kb;
     uint32_t dot_max_out;    /* 0: a tile kernel; else the dot kernel, for at most this many outputs a CTA ... */
     uint32_t dot_min_k;      /* ... and, unless named, K of at least this ... */
     uint32_t dot_max_loads;  /* ... and at most this many 16-byte loads a CTA */

@@ -345,6 +345,31 @@ out:
     return st;
 }
 
+/* The rule's whole-tile choice gives way to its crowd_alt configuration
+ * where bc__gemm_crowded_alt says so (the caller named no configuration),
+ * unless the choice's multicast twin takes the plan: the twin shares the
+ * rows that crowd the round. */
+static bc_status take_crowded_alt(bc_device *dev, const bc_gemm_desc *k, uint32_t split, const bc__gemm_config **c,
+                                  CUfunction *fn)
+{
+    const uint32_t sms = (uint32_t)dev->info.sm_count;
+    const bc__gemm_config *alt = NULL;
+    CUfunction alt_fn = NULL;
+    if (k->config != NULL || split != 1 || !bc__gemm_crowded_alt(dev, k, *c, &alt, &alt_fn))
+        return BC_OK;
+    if (takes_mc(k, *c, sms) && dev->image.fn[(*c)->kernel_mc] != NULL) {
+        uint32_t round = 0;
+        const bc_status st = mc_round(dev, *c, sms, &round);
+        if (st)
+            return st;
+        if (mc_fits_rounds(k, *c, sms, round))
+            return BC_OK;
+    }
+    *c = alt;
+    *fn = alt_fn;
+    return BC_OK;
+}
+
 /* The divisors of the tile walk the Hopper kernel takes (tile_sched.h,
  * bc_tile_at): over the tiles, or a multicast twin's over its blocks, in
  * bands of group_m tile rows (group_m / MCM block rows; the kernel's
@@ -428,6 +453,9 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     CUfunction fn = NULL;
     uint32_t split = 1;
     st = bc__gemm_choose(dev, &k, &c, &split, &fn);
+    if (st)
+        return st;
+    st = take_crowded_alt(dev, &k, split, &c, &fn);
     if (st)
         return st;
     /* the caller's orientation, so that messages name the caller's operands */

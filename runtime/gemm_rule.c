@@ -451,6 +451,30 @@ int bc__gemm_swap_pays(const bc_device *dev, const bc_gemm_desc *d)
            rule_has(dev, d, takes_skinny, 0);
 }
 
+int bc__gemm_crowded_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c,
+                         const bc__gemm_config **out, CUfunction *out_fn)
+{
+    const uint32_t sms = (uint32_t)dev->info.sm_count;
+    if (c->crowd_alt == NULL || !c->persistent || c->ctas_per_sm > 1u)
+        return 0;
+    const uint64_t ctas = ctas_of(c, 1, d), kb = bc__ceil_div((uint64_t)d->k, c->bk);
+    const uint64_t es = bc__dtype_bytes(d->ab_type);
+    if (kb < c->crowd_min_kb || ctas > sms || 2u * ctas <= sms ||
+        ((uint64_t)d->lda * es % 128u == 0 && (uint64_t)d->ldb * es % 128u == 0))
+        return 0;
+    const bc__gemm_family *f = NULL;
+    const bc__gemm_config *a = find_config(c->crowd_alt, dev, &f);
+    if (a == NULL || family_role(f, dev) != BC__ROLE_RULE || (uint32_t)dev->info.smem_per_block_optin < a->smem_bytes ||
+        2u * ctas_of(a, 1, d) >= sms)
+        return 0;
+    CUfunction fn = dev->image.fn[a->kernel[d->ab_type][d->d_type]];
+    if (fn == NULL)
+        return 0;
+    *out = a;
+    *out_fn = fn;
+    return 1;
+}
+
 int bc__gemm_stream_k(const bc__gemm_config *c, const bc_gemm_params *p, uint32_t sms, bc_sk *out)
 {
     return sk_schedule(c, p->tiles_m * p->tiles_n, p->k_blocks, sms, out);

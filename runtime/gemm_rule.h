@@ -19,6 +19,15 @@ bc_status bc__gemm_choose(const bc_device *dev, const bc_gemm_desc *d, const bc_
 /* Whether the rule runs the N = 1 problem `d` as its transpose on `dev`. */
 int bc__gemm_swap_pays(const bc_device *dev, const bc_gemm_desc *d);
 
+/* Whether the rule's whole-tile choice c for d gives way to its crowd_alt
+ * configuration (gemm_internal.h): c's one round of tiles on more than half
+ * of the SMs, the alternative's on less than half, K of at least
+ * c->crowd_min_kb k-blocks, A's or B's rows off the 128-byte lines, the
+ * alternative loaded for d's types and within the device's shared memory. Sets *out and *out_fn when it does (the
+ * caller keeps c where c's multicast twin takes the plan). */
+int bc__gemm_crowded_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c,
+                         const bc__gemm_config **out, CUfunction *out_fn);
+
 /* D^T = B . A^T of an N = 1 problem, as the kernel runs it. */
 bc_gemm_desc bc__gemm_transposed(const bc_gemm_desc *d);
 

@@ -115,6 +115,13 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
         cfg["off_line"] = define(plan, "BC_SM90_OFF_LINE_PCT", 0) if wide else 0
         cfg["off_sector"] = define(plan, "BC_SM90_OFF_SECTOR_PCT", 0) if wide else 0
         cfg["off_full_kb"] = define(plan, "BC_SM90_OFF_FULL_KB", 0)
+        if kind == "SM90_CONFIG_SK_MC4":  # the 2 x 2 twin's least k-blocks, and the crowded round's alternative
+            cfg["mc4_min_kb"] = define(plan, "BC_SM90_MC4_MIN_KB")
+            alt = re.search(r"#define\s+BC_SM90_CROWD_ALT\(cons, bn_\)\s*\(\(cons\) == (\d+)u && \(bn_\) == (\d+)u \? "
+                            r'"([^"]+)"', plan)
+            if alt and cons == int(alt.group(1)) and bn == int(alt.group(2)):
+                cfg["crowd_alt"] = alt.group(3)
+                cfg["crowd_min_kb"] = define(plan, "BC_SM90_CROWD_MIN_KB")
         cfgs.append(cfg)
     if not cfgs:
         raise ValueError(f"no SM90_CONFIG entries in {plan_c}")
@@ -262,7 +269,29 @@ def choose_plain(m, n, k, sms, rule, c_read=False, f32=False):
         cost = (precedence(cfg), rule_cost(cfg, s, m, n, k, sms, rule, c_read=c_read, f32=f32))
         if best is None or cost < best[0]:
             best = (cost, cfg["name"], s)
-    return best[1], best[2]
+    return crowded_alt(m, n, k, sms, rule, best[1], best[2]) or best[1], best[2]
+
+
+def crowded_alt(m, n, k, sms, rule, name, s):
+    """The configuration a whole-tile choice gives way to where its one round crowds the SMs (gemm_rule.c,
+    bc__gemm_crowded_alt; gemm_plan.c, take_crowded_alt), for packed 16-bit operands: its round on more than
+    half the SMs, the alternative's on less than half, K of at least crowd_min_kb k-blocks and off the
+    128-byte lines; not where the choice's 2 x 2 multicast twin takes the plan (rows off the sectors, its
+    k-blocks, two tile rows and columns, its blocks within one round of clusters of four, which the plan asks
+    the driver for: sms // 4 is the fake driver's count, the H100's is 30). None where it does not apply."""
+    cfg = next(c for c in rule["configs"] if c["name"] == name)
+    if not cfg.get("crowd_alt") or s != 1:
+        return None
+    rows, cols, kb = cdiv(m, cfg["bm"]), cdiv(n, cfg["bn"]), cdiv(k, cfg["bk"])
+    if kb < cfg["crowd_min_kb"] or rows * cols > sms or 2 * rows * cols <= sms or (2 * k) % 128 == 0:
+        return None
+    alt = next(c for c in rule["configs"] if c["name"] == cfg["crowd_alt"])
+    if 2 * cdiv(m, alt["bm"]) * cdiv(n, alt["bn"]) >= sms:
+        return None
+    if ((2 * k) % 32 and kb >= cfg["mc4_min_kb"] and rows >= 2 and cols >= 2 and
+            cdiv(rows, 2) * cdiv(cols, 2) <= sms // 4):
+        return None
+    return alt["name"]
 
 
 # ---------------------------------------------------------------- data

@@ -162,14 +162,15 @@ static void test_multicast_twin_2x2(void **state)
         {531, 976, 4552, NULL, "bc_gemm_sm90_128x64m", 96, 4, 64, 32},
         /* 2 x 47 tiles of 64x32: 24 blocks */
         {123, 1478, 6200, NULL, "bc_gemm_sm90_64x32m", 96, 4, 32, 16},
-        /* rows on the sectors (9088 and 9120 bytes: on and off the 128-byte lines): no twin */
+        /* rows on the sectors (9088 and 9120 bytes: on and off the 128-byte lines): no twin (named: off the
+         * lines, the rule takes 128x128 for this crowded round, test_gemm_rule.c) */
         {531, 976, 4544, NULL, "bc_gemm_sm90_128x64", 80, 1, 128, 64},
-        {531, 976, 4560, NULL, "bc_gemm_sm90_128x64", 80, 1, 128, 64},
+        {531, 976, 4560, "sm90_128x64", "bc_gemm_sm90_128x64", 80, 1, 128, 64},
         /* 30 k-blocks: the least; 29 not */
         {531, 976, 1912, "sm90_128x64", "bc_gemm_sm90_128x64m", 96, 4, 64, 32},
         {531, 976, 1848, "sm90_128x64", "bc_gemm_sm90_128x64", 80, 1, 128, 64},
-        /* one tile row: no block to share B */
-        {96, 4792, 6024, NULL, "bc_gemm_sm90_128x64", 75, 1, 128, 64},
+        /* one tile row: no block to share B (named: the rule takes 128x128 for this crowded round) */
+        {96, 4792, 6024, "sm90_128x64", "bc_gemm_sm90_128x64", 75, 1, 128, 64},
         /* 2 x 64 tiles in one round, 32 blocks in two rounds of 30 */
         {128, 2048, 2040, "sm90_64x32", "bc_gemm_sm90_64x32", 128, 1, 64, 32},
         /* 253 tiles in two rounds, 72 blocks in three */
@@ -195,7 +196,8 @@ static void test_multicast_twin_2x2(void **state)
         assert_int_equal(info.cluster_x, cases[i].cluster);
     }
     /* a device that holds 33 clusters of four (the fake's own count, 132 SMs / 4) takes 128x2048x2040's
-     * 32 blocks in one round; one that holds none never takes the twin */
+     * 32 blocks in one round; one that holds none never takes the twin (531x976x4552's 80 tiles of 128x64
+     * then crowd the round, and the rule takes 128x128: test_gemm_rule.c) */
     fake_set_max_active_clusters(-1);
     bc_gemm_desc d = base_desc(&e, 128, 2048, 2040);
     d.config = "sm90_64x32";
@@ -205,7 +207,11 @@ static void test_multicast_twin_2x2(void **state)
     fake_set_max_active_clusters(0);
     d = base_desc(&e, 531, 976, 4552);
     launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x128");
+    d.config = "sm90_128x64";
+    launch_and_decode(&e, &d, &l);
     assert_string_equal(l->kernel, "bc_gemm_sm90_128x64");
+    d.config = NULL;
     /* the occupancy query fails: so does the plan, saying which call */
     fake_set_max_active_clusters(30);
     fake_fail_entry(FAKE_E_cuOccupancyMaxActiveClusters, 1, CUDA_ERROR_UNKNOWN, 0);

@@ -83,6 +83,18 @@ static void test_config_rule(void **state)
         /* at the bound: 1x1536x4096 24 rows x 256 chunks x 2 = 12288 (2x1024x4096 16 x 256 x 3), 1x1650x4096 25 */
         {1, 1536, 4096, "bc_gemm_sm90_dot", 2},        {2, 1024, 4096, "bc_gemm_sm90_dot", 2},
         {1, 1650, 4096, "bc_gemm_sm90_64x32m16s", 0},
+        /* a single round of 128x64 on more than half the SMs (67..132 tiles) where 128x128's is on less than
+         * half (at most 65), from 24 k-blocks, A's and B's rows off the 128-byte lines: 128x128; 138x2361x4240
+         * 74 tiles against 38; 181x3849x2200 122 against 62 (rows off the sectors, but its 31 blocks of 2 x 2
+         * exceed the 30 clusters of four a round holds) */
+        {138, 2361, 4240, "bc_gemm_sm90_128x128", 1},  {131, 2554, 3312, "bc_gemm_sm90_128x128", 1},
+        {181, 3849, 2200, "bc_gemm_sm90_128x128", 1},  {138, 2361, 1480, "bc_gemm_sm90_128x128", 1},
+        /* ... not on the lines (256x4096x4096, above; 138x2361x4224), nor below 24 k-blocks (1480 above is 24,
+         * 1464 is 23), nor at 66 tiles of 128x64 (130x2112x3024) or 66 of 128x128 (348x2775x2088: 132 against
+         * 66), nor where the 2 x 2 twin takes the plan (500x1150x2200: 4 x 18 tiles, 18 blocks) */
+        {138, 2361, 4224, "bc_gemm_sm90_128x64", 1},   {138, 2361, 1464, "bc_gemm_sm90_128x64", 1},
+        {130, 2112, 3024, "bc_gemm_sm90_128x64", 1},   {348, 2775, 2088, "bc_gemm_sm90_128x64", 1},
+        {500, 1150, 2200, "bc_gemm_sm90_128x64m", 1},
     };
     const fake_launch *l = NULL;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
