@@ -105,16 +105,18 @@
      .crowd_min_kb = BC_SM90_CROWD_MIN_KB}
 /* A single round of 128x64 tiles on more than half the SMs, where
  * 128x128's round would fill less than half, down at least
- * BC_SM90_CROWD_MIN_KB k-blocks, runs on 128x128 (gemm_rule.c,
- * bc__gemm_crowded_alt), unless 128x64's 2 x 2 twin takes it: forced on
- * the H100 on 45 such grids and their neighbours drawn from a seed
- * (PERF_NOTES.md change 72), 128x128 ran 0.65-0.97 of 128x64's time on 20
- * of the 22 grids in that class (4966x102x1664 1.018, 1289x465x2752 1.013),
- * and 128x64 won below half the SMs (1.19-1.69x on 17 grids of 36-63
- * CTAs), at 16-21 k-blocks (up to 1.32x: 1269x497x1088) and where 128x128
- * also filled half the SMs or more (5205x186x1944, 348x2775x2088:
- * 1.16-1.22x). The cost model prices a single round by its tile's area
- * whatever the SMs it leaves idle, which favours 128x64 by 4:3 there. */
+ * BC_SM90_CROWD_MIN_KB k-blocks with A's or B's rows off the 128-byte
+ * lines, runs on 128x128 (gemm_rule.c, bc__gemm_crowded_alt), unless
+ * 128x64's 2 x 2 twin takes it. The cost model prices a single round by its
+ * tile's area whatever the SMs it leaves idle, which favours 128x64 by 4:3
+ * there. Forced on the H100 (PERF_NOTES.md change 72): on 45 grids drawn
+ * from a seed, 128x128 took 0.65-0.97 of 128x64's time on 20 of the 22 in
+ * the class, and 128x64 won below half the SMs (1.19-1.69x on 17 grids of
+ * 36-63 CTAs), at 16-21 k-blocks (up to 1.32x) and where 128x128 also
+ * filled half the SMs or more (1.16-1.22x). A first check draw (40 grids)
+ * took 0.914 of the time but lost on rows on the 128-byte grid (seven
+ * grids, 1.04-1.40x; 256x4096x4096 1.20x), hence the lines' test; a
+ * second draw after it (40 grids): 0.838, 38 faster, one 1.039x slower. */
 #define BC_SM90_CROWD_MIN_KB 24u
 #define BC_SM90_CROWD_ALT(cons, bn_) ((cons) == 2u && (bn_) == 64u ? "sm90_128x128" : (const char *)0)
 /* The short-K twin of 128x64 (two CTAs an SM, a 2-stage ring): the rule
