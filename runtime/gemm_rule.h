@@ -23,8 +23,9 @@ int bc__gemm_swap_pays(const bc_device *dev, const bc_gemm_desc *d);
  * configuration (gemm_internal.h): c's one round of tiles on more than half
  * of the SMs, the alternative's on less than half, K of at least
  * c->crowd_min_kb k-blocks, A's or B's rows off the 128-byte lines, the
- * alternative loaded for d's types and within the device's shared memory. Sets *out and *out_fn when it does (the
- * caller keeps c where c's multicast twin takes the plan). */
+ * alternative loaded for d's types and within the device's shared memory.
+ * Sets *out and *out_fn when it does (the caller keeps c where c's
+ * multicast twin takes the plan). */
 int bc__gemm_crowded_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c,
                          const bc__gemm_config **out, CUfunction *out_fn);
 
