@@ -114,9 +114,10 @@
  * the class, and 128x64 won below half the SMs (1.19-1.69x on 17 grids of
  * 36-63 CTAs), at 16-21 k-blocks (up to 1.32x) and where 128x128 also
  * filled half the SMs or more (1.16-1.22x). A first check draw (40 grids)
- * took 0.914 of the time but lost on rows on the 128-byte grid (seven
- * grids, 1.04-1.40x; 256x4096x4096 1.20x), hence the lines' test; a
- * second draw after it (40 grids): 0.838, 38 faster, one 1.039x slower. */
+ * took 0.914 of the time, but its seven grids with rows on the 128-byte
+ * grid took 1.11 as a group (up to 1.40x; 256x4096x4096 1.20x), hence the
+ * lines' test; a second draw after it (40 grids): 0.838, 38 faster, one
+ * 1.039x slower. */
 #define BC_SM90_CROWD_MIN_KB 24u
 #define BC_SM90_CROWD_ALT(cons, bn_) ((cons) == 2u && (bn_) == 64u ? "sm90_128x128" : (const char *)0)
 /* The short-K twin of 128x64 (two CTAs an SM, a 2-stage ring): the rule
