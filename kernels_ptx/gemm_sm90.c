@@ -158,16 +158,12 @@ BC_DEVICE uint32_t sm90_stride(sm90_shape g, const sm90_sched *sc)
  * that raster over blocks of MCM x MCN tiles, the CTA's rank picking its
  * tile of the block; divided by multiplies (bc_tile_at, with the host's
  * divisors for the walk this kernel takes). */
-BC_DEVICE uint32_t sm90_block_group(sm90_shape g, const sm90_sched *sc)
-{
-    return sc->group_m / SM90_MCM(g) ? sc->group_m / SM90_MCM(g) : 1u;
-}
 BC_DEVICE bc_tile sm90_tile_at(sm90_shape g, const sm90_sched *sc, uint32_t t)
 {
     if (!SM90_MC(g))
         return bc_tile_at(t, sc->tiles_m, sc->tiles_n, sc->group_m, &sc->rs);
     const uint32_t mm = SM90_MCM(g), mn = SM90_MCN(g);
-    bc_tile p = bc_tile_at(t, sm90_blocks_m(g, sc), sm90_blocks_n(g, sc), sm90_block_group(g, sc), &sc->rs);
+    bc_tile p = bc_tile_at(t, sm90_blocks_m(g, sc), sm90_blocks_n(g, sc), bc_block_group(sc->group_m, mm), &sc->rs);
     if (mn == 1u) { /* pairs of tile rows: the rank is the row */
         p.m = 2u * p.m + bc_cluster_ctarank();
         return p;

@@ -52,6 +52,11 @@ BC_DEVICE bc_udiv bc_udiv_of(uint32_t d)
 
 BC_DEVICE uint32_t bc_udiv_q(uint32_t n, bc_udiv v) { return (uint32_t)(((uint64_t)n * v.mul) >> v.shift); }
 
+/* The band height, in blocks, of a walk over blocks of mm tile rows (a
+ * multicast twin's): group_m / mm block rows, at least one. The kernel
+ * walks with it and the host works out the walk's divisors from it. */
+BC_DEVICE uint32_t bc_block_group(uint32_t group_m, uint32_t mm) { return group_m / mm ? group_m / mm : 1u; }
+
 /* bc_tile_of's three divisors for one launch, worked out by the host
  * (bc_raster_of) and read by the kernel from its parameters: a band's
  * tiles (group_m * tiles_n), a full band's rows (group_m) and the last

@@ -378,8 +378,8 @@ static bc_status take_crowded_alt(bc_device *dev, const bc_gemm_desc *k, uint32_
  * terabytes. */
 static void set_raster(bc_gemm_params *p, uint32_t mc)
 {
-    const uint32_t gm = p->group_m / mc_rows(mc) ? p->group_m / mc_rows(mc) : 1u;
-    p->raster = bc_raster_of(bc__ceil_div(p->tiles_m, mc_rows(mc)), bc__ceil_div(p->tiles_n, mc_cols(mc)), gm);
+    p->raster = bc_raster_of(bc__ceil_div(p->tiles_m, mc_rows(mc)), bc__ceil_div(p->tiles_n, mc_cols(mc)),
+                             bc_block_group(p->group_m, mc_rows(mc)));
 }
 
 /* mc_round: a multicast twin's clusters the device holds at once (mc_round()) */
