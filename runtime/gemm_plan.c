@@ -345,6 +345,24 @@ out:
     return st;
 }
 
+/* Whether a plan of d on configuration c runs c's multicast twin: the
+ * twin's conditions (takes_mc), its kernel loaded, and its blocks within
+ * the rounds of the clusters the device holds, which the driver is asked
+ * for only when the rest holds (*out_round; 0 when not asked). */
+static bc_status mc_takes_plan(bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t sms,
+                               int *out_takes, uint32_t *out_round)
+{
+    uint32_t round = 0;
+    if (takes_mc(d, c, sms) && dev->image.fn[c->kernel_mc] != NULL) {
+        const bc_status st = mc_round(dev, c, sms, &round);
+        if (st)
+            return st;
+    }
+    *out_takes = mc_fits_rounds(d, c, sms, round);
+    *out_round = round;
+    return BC_OK;
+}
+
 /* The rule's whole-tile choice gives way to its crowd_alt configuration
  * where bc__gemm_crowded_alt says so (the caller named no configuration),
  * unless the choice's multicast twin takes the plan: the twin shares the
@@ -352,19 +370,15 @@ out:
 static bc_status take_crowded_alt(bc_device *dev, const bc_gemm_desc *k, uint32_t split, const bc__gemm_config **c,
                                   CUfunction *fn)
 {
-    const uint32_t sms = (uint32_t)dev->info.sm_count;
     const bc__gemm_config *alt = NULL;
     CUfunction alt_fn = NULL;
     if (k->config != NULL || split != 1 || !bc__gemm_crowded_alt(dev, k, *c, &alt, &alt_fn))
         return BC_OK;
-    if (takes_mc(k, *c, sms) && dev->image.fn[(*c)->kernel_mc] != NULL) {
-        uint32_t round = 0;
-        const bc_status st = mc_round(dev, *c, sms, &round);
-        if (st)
-            return st;
-        if (mc_fits_rounds(k, *c, sms, round))
-            return BC_OK;
-    }
+    int twin = 0;
+    uint32_t round = 0;
+    const bc_status st = mc_takes_plan(dev, k, *c, (uint32_t)dev->info.sm_count, &twin, &round);
+    if (st || twin)
+        return st;
     *c = alt;
     *fn = alt_fn;
     return BC_OK;
@@ -492,15 +506,15 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     bc_sk sk;
     const int sk_taken = k.stream_k && bc__gemm_stream_k(c, &pl->params, sms, &sk);
     uint32_t round = 0;
-    if (!sk_taken && takes_mc(&k, c, sms) && dev->image.fn[c->kernel_mc] != NULL) {
-        /* every other condition holds: the rounds decide, with the clusters the device holds */
-        st = mc_round(dev, c, sms, &round);
+    int twin = 0;
+    if (!sk_taken) {
+        st = mc_takes_plan(dev, &k, c, sms, &twin, &round);
         if (st)
             goto fail_free;
-        if (mc_fits_rounds(&k, c, sms, round)) {
-            pl->mc = c->mc_shape;
-            pl->fn = dev->image.fn[c->kernel_mc];
-        }
+    }
+    if (twin) {
+        pl->mc = c->mc_shape;
+        pl->fn = dev->image.fn[c->kernel_mc];
     }
     st = encode_maps(&pl->params, &k, c, pl->mc);
     if (st)
