@@ -336,6 +336,7 @@ BC_DEVICE void res_load_a_late(sm90_shape g, uint64_t tmap_a, bc_tile tile, uint
 }
 
 #define RES_BAR_SPLIT 4u /* the consumers of a CTA, around a split-K arrival */
+#define RES_FIN_MAX 2u /* finish groups a thread has in flight at once (res_split_item; 4 spill in 64x32) */
 
 /* Consumer c's split-K work item `it` of GEMM op (one-warpgroup kernels
  * only: the skinny and narrow tiles): the main loop over its k-blocks, its
@@ -353,6 +354,10 @@ BC_DEVICE void res_split_item(sm90_shape g, const res_info_s *op, float *acc, ui
     const uint32_t tc = bc_tid_x() - BC_SM90_PRODUCER_THREADS;
     uint32_t kb0, kb1;
     res_k_range(op, it, &kb0, &kb1);
+    /* the bias lines the finish reads, into L1 now: if this item arrives last, its epilogue's bias
+     * loads then wait for no L2 round trip after the slots' (PERF_NOTES.md, change 74) */
+    const bc_tile tile = res_tile_of(op, it);
+    bc_sm90_prefetch_bias((const bc_epi *)op, g.bn, tile.n * g.bn, tc % 128u, (int)op->d_type);
     if (op->ab_type == 1)
         sm90_mainloop(g, acc, base, c, kb0, kb1, &st->stage, &st->phase, 1);
     else
@@ -381,25 +386,35 @@ BC_DEVICE void res_split_item(sm90_shape g, const res_info_s *op, float *acc, ui
     bc_bar_sync(RES_BAR_SPLIT, nthr);
     if (!ctl->split_last)
         return;
-    const bc_tile tile = res_tile_of(op, it);
     const uint32_t row0 = tile.m * 64u * g.cons, col0 = tile.n * g.bn, groups = g.ar * (g.bn / 4u);
-    for (uint32_t q = tc; q < groups; q += nthr) {
-        const uint32_t row = q / (g.bn / 4u), c4 = 4u * (q % (g.bn / 4u));
-        const uint64_t src0 = slots + (row * g.bn + c4) * 4u;
-        bc_f32x4 p[BC_RESIDENT_MAX_SPLIT]; /* every slot's load in flight, then added in order */
+    /* the groups a thread finishes, `per` at a time (1 in 64x32m16, 2 of 4 in 64x32: constants once
+     * inlined), every slot of each loaded before the first is added */
+    const uint32_t per = (groups + nthr - 1u) / nthr < RES_FIN_MAX ? (groups + nthr - 1u) / nthr : RES_FIN_MAX;
+    for (uint32_t q0 = tc; q0 < groups; q0 += per * nthr) {
+        bc_f32x4 p[RES_FIN_MAX][BC_RESIDENT_MAX_SPLIT];
 #pragma unroll
-        for (uint32_t i = 0; i < BC_RESIDENT_MAX_SPLIT; i++)
-            if (i < s)
-                p[i] = bc_ld_cg_v4f32(src0 + (uint64_t)i * slot_bytes);
-        float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (uint32_t gi = 0; gi < per; gi++) {
+            const uint32_t q = q0 + gi * nthr, row = q / (g.bn / 4u), c4 = 4u * (q % (g.bn / 4u));
+            const uint64_t src0 = slots + (row * g.bn + c4) * 4u;
 #pragma unroll
-        for (uint32_t i = 0; i < BC_RESIDENT_MAX_SPLIT; i++)
-            if (i < s)
-                v[0] += p[i].x, v[1] += p[i].y, v[2] += p[i].z, v[3] += p[i].w;
+            for (uint32_t i = 0; i < BC_RESIDENT_MAX_SPLIT; i++)
+                p[gi][i] = bc_ld_cg_v4f32_if(src0 + (uint64_t)i * slot_bytes, q < groups && i < s);
+        }
 #pragma unroll
-        for (uint32_t k = 0; k < 4; k++)
-            v[k] *= op->alpha;
-        bc_epi_store4((const bc_epi *)op, row0 + row, col0 + c4, v, (int)op->d_type);
+        for (uint32_t gi = 0; gi < per; gi++) {
+            const uint32_t q = q0 + gi * nthr, row = q / (g.bn / 4u), c4 = 4u * (q % (g.bn / 4u));
+            if (q >= groups)
+                break;
+            float v[4] = {0.0f, 0.0f, 0.0f, 0.0f}; /* the slots in order, from 0.0f */
+#pragma unroll
+            for (uint32_t i = 0; i < BC_RESIDENT_MAX_SPLIT; i++)
+                if (i < s)
+                    v[0] += p[gi][i].x, v[1] += p[gi][i].y, v[2] += p[gi][i].z, v[3] += p[gi][i].w;
+#pragma unroll
+            for (uint32_t k = 0; k < 4; k++)
+                v[k] *= op->alpha;
+            bc_epi_store4((const bc_epi *)op, row0 + row, col0 + c4, v, (int)op->d_type);
+        }
     }
 }
 

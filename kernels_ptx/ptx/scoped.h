@@ -88,4 +88,18 @@ BC_DEVICE bc_f32x4 bc_ld_cg_v4f32(uint64_t a)
                  : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(a) : "memory");
     return v;
 }
+/* bc_ld_cg_v4f32 when p is non-zero, else 0.0f x 4: a predicated load, not
+ * a branch around one, so that a thread has several in flight before it
+ * uses the first. */
+BC_DEVICE bc_f32x4 bc_ld_cg_v4f32_if(uint64_t a, uint32_t p)
+{
+    bc_f32x4 v;
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %5, 0;\n\tmov.f32 %0, 0f00000000;\n\tmov.f32 %1, "
+                 "0f00000000;\n\tmov.f32 %2, 0f00000000;\n\tmov.f32 %3, 0f00000000;\n\t@q ld.global.cg.v4.f32 {%0, "
+                 "%1, %2, %3}, [%4];\n\t}"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(a), "r"(p)
+                 : "memory");
+    return v;
+}
 #endif
