@@ -151,6 +151,24 @@
  * time (C aliasing D 0.53-0.88), at 5-65 tiles 0.96-1.13; at 5-8
  * k-blocks it lost as often as it won (0.81-1.25), so no further. */
 #define BC_SM90_SKINNY_SHORT_K_WIDE_KB 4u
+/* D rows off 16 bytes (an odd N in bf16, say), which the epilogue copies
+ * out with the threads' stores instead of TMA (kernels_ptx/epilogue_sm90.h):
+ * a 128-byte row piece of 128x64t is two lines and two partial windows a
+ * row, a 256-byte piece of 128x128 three lines and two windows, so the
+ * wider tile asks the L2 for fewer writes a byte. Forced on 27 grids at
+ * K = 8..112 (H100, PERF_NOTES.md change 77), 128x128 took 0.80-0.95 of
+ * 128x64t's time on all 13 of 4,095 tiles of 128x64 or more (12112x14098x16
+ * 391 -> 315 us, 14024x10633x16 356 -> 286), and lost on all 14 of
+ * 3,605 or fewer (1.06-1.50x: the two CTAs an SM hide each other's latency
+ * where the stores do not yet queue). So where the rule chooses 128x64t
+ * for a 16-bit D off 16 bytes with a plain epilogue, on at least
+ * BC_SM90_UD_MIN_ROUNDS rounds of its tiles, the plan runs 128x128
+ * (gemm_rule.c, bc__gemm_unaligned_alt). A check draw after it (16 such
+ * grids) took 0.917 of the time, 13 faster, 3 slower (up to 1.15x); the
+ * same grids with a bias took 1.10 (128x128 loads its bias a chunk at a
+ * time, 128x64t before its main loop), hence plain only. */
+#define BC_SM90_UD_MIN_ROUNDS 31u
+#define BC_SM90_UD_ALT(cons, bn_) ((cons) == 2u && (bn_) == 64u ? "sm90_128x128" : (const char *)0)
 #define SM90_SHORT_K_CONFIG(nm, id, dense, w, per_sm, min_m_, cons, bn_, stages, ks, ar)           \
     {                                                                                              \
         SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .max_kb = BC_SM90_SHORT_K_MAX_KB,           \
@@ -158,6 +176,7 @@
         .min_m = (min_m_), .sm_share = 64u * (cons) * (bn_) > 2048u ? BC_SM90_SHORT_K_SM_SHARE : 0u,  \
         .tma_store = 1, .persistent = 1, .ctas_per_sm = (per_sm), .kernel_dense = (dense),         \
         .dense_min_pct = (cons) > 1 ? BC_SM90_DENSE_MIN_PCT_2CONS : 0u,                            \
+        .ud_alt = BC_SM90_UD_ALT(cons, bn_), .ud_min_rounds = BC_SM90_UD_MIN_ROUNDS,                \
     }
 /* The two-consumer twin's dense-row kernel (128x64td) lost 2-14% where it
  * saves half of A's row requests or less (K = 32, 48, 56: rows of 64 B, or

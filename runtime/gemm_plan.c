@@ -363,16 +363,24 @@ static bc_status mc_takes_plan(bc_device *dev, const bc_gemm_desc *d, const bc__
     return BC_OK;
 }
 
-/* The rule's whole-tile choice gives way to its crowd_alt configuration
- * where bc__gemm_crowded_alt says so (the caller named no configuration),
- * unless the choice's multicast twin takes the plan: the twin shares the
- * rows that crowd the round. */
-static bc_status take_crowded_alt(bc_device *dev, const bc_gemm_desc *k, uint32_t split, const bc__gemm_config **c,
-                                  CUfunction *fn)
+/* The rule's choice gives way to an alternative (the caller named no
+ * configuration and left the split to the rule): its ud_alt where
+ * bc__gemm_unaligned_alt says so, else its crowd_alt where
+ * bc__gemm_crowded_alt says so, unless the choice's multicast twin takes
+ * the plan (the twin shares the rows that crowd the round). */
+static bc_status take_alt(bc_device *dev, const bc_gemm_desc *k, uint32_t split, const bc__gemm_config **c,
+                          CUfunction *fn)
 {
     const bc__gemm_config *alt = NULL;
     CUfunction alt_fn = NULL;
-    if (k->config != NULL || split != 1 || !bc__gemm_crowded_alt(dev, k, *c, &alt, &alt_fn))
+    if (k->config != NULL || split != 1)
+        return BC_OK;
+    if (bc__gemm_unaligned_alt(dev, k, *c, &alt, &alt_fn)) {
+        *c = alt;
+        *fn = alt_fn;
+        return BC_OK;
+    }
+    if (!bc__gemm_crowded_alt(dev, k, *c, &alt, &alt_fn))
         return BC_OK;
     int twin = 0;
     uint32_t round = 0;
@@ -469,7 +477,7 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     st = bc__gemm_choose(dev, &k, &c, &split, &fn);
     if (st)
         return st;
-    st = take_crowded_alt(dev, &k, split, &c, &fn);
+    st = take_alt(dev, &k, split, &c, &fn);
     if (st)
         return st;
     /* the caller's orientation, so that messages name the caller's operands */

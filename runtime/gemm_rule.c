@@ -451,6 +451,19 @@ int bc__gemm_swap_pays(const bc_device *dev, const bc_gemm_desc *d)
            rule_has(dev, d, takes_skinny, 0);
 }
 
+/* The configuration called `name` as the rule's alternative to its choice
+ * for d: of a family the rule uses on this device, within its shared
+ * memory, its kernel for d's types loaded. */
+static const bc__gemm_config *rule_alt(const bc_device *dev, const bc_gemm_desc *d, const char *name, CUfunction *out_fn)
+{
+    const bc__gemm_family *f = NULL;
+    const bc__gemm_config *a = find_config(name, dev, &f);
+    if (a == NULL || family_role(f, dev) != BC__ROLE_RULE || (uint32_t)dev->info.smem_per_block_optin < a->smem_bytes)
+        return NULL;
+    *out_fn = dev->image.fn[a->kernel[d->ab_type][d->d_type]];
+    return *out_fn != NULL ? a : NULL;
+}
+
 int bc__gemm_crowded_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c,
                          const bc__gemm_config **out, CUfunction *out_fn)
 {
@@ -462,13 +475,25 @@ int bc__gemm_crowded_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__
     if (kb < c->crowd_min_kb || ctas > sms || 2u * ctas <= sms ||
         ((uint64_t)d->lda * es % 128u == 0 && (uint64_t)d->ldb * es % 128u == 0))
         return 0;
-    const bc__gemm_family *f = NULL;
-    const bc__gemm_config *a = find_config(c->crowd_alt, dev, &f);
-    if (a == NULL || family_role(f, dev) != BC__ROLE_RULE || (uint32_t)dev->info.smem_per_block_optin < a->smem_bytes ||
-        2u * ctas_of(a, 1, d) >= sms)
+    CUfunction fn = NULL;
+    const bc__gemm_config *a = rule_alt(dev, d, c->crowd_alt, &fn);
+    if (a == NULL || 2u * ctas_of(a, 1, d) >= sms)
         return 0;
-    CUfunction fn = dev->image.fn[a->kernel[d->ab_type][d->d_type]];
-    if (fn == NULL)
+    *out = a;
+    *out_fn = fn;
+    return 1;
+}
+
+int bc__gemm_unaligned_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c,
+                           const bc__gemm_config **out, CUfunction *out_fn)
+{
+    if (c->ud_alt == NULL || d->beta != 0.0f || d->bias != 0 || d->relu || d->d_type == BC_DTYPE_F32 ||
+        (uint64_t)d->ldd * bc__dtype_bytes(d->d_type) % 16u == 0 ||
+        ctas_of(c, 1, d) < (uint64_t)c->ud_min_rounds * (uint32_t)dev->info.sm_count)
+        return 0;
+    CUfunction fn = NULL;
+    const bc__gemm_config *a = rule_alt(dev, d, c->ud_alt, &fn);
+    if (a == NULL)
         return 0;
     *out = a;
     *out_fn = fn;

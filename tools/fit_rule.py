@@ -110,6 +110,12 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
             # the skinny twin (least M 1) also up to wide_kb k-blocks when its tiles outnumber half the SMs
             # (gemm_family_sm90.c, SM90_SHORT_K_CONFIG)
             cfg["wide_kb"] = define(plan, "BC_SM90_SKINNY_SHORT_K_WIDE_KB") if cfg["min_m"] <= 1 else 0
+            # D rows off 16 bytes: the alternative from ud_min_rounds rounds of its tiles (bc__gemm_unaligned_alt)
+            alt = re.search(r"#define\s+BC_SM90_UD_ALT\(cons, bn_\)\s*\(\(cons\) == (\d+)u && \(bn_\) == (\d+)u \? "
+                            r'"([^"]+)"', plan)
+            if alt and cons == int(alt.group(1)) and bn == int(alt.group(2)):
+                cfg["ud_alt"] = alt.group(3)
+                cfg["ud_min_rounds"] = define(plan, "BC_SM90_UD_MIN_ROUNDS")
         # the off-grid credit of the wide tiles (gemm_family_sm90.c, BC_SM90_OFF_LINE_PCT; 0 where the table has none)
         wide = bn >= define(plan, "BC_SM90_OFF_MIN_BN", 1 << 30)
         cfg["off_line"] = define(plan, "BC_SM90_OFF_LINE_PCT", 0) if wide else 0
@@ -269,12 +275,24 @@ def choose_plain(m, n, k, sms, rule, c_read=False, f32=False):
         cost = (precedence(cfg), rule_cost(cfg, s, m, n, k, sms, rule, c_read=c_read, f32=f32))
         if best is None or cost < best[0]:
             best = (cost, cfg["name"], s)
-    return crowded_alt(m, n, k, sms, rule, best[1], best[2]) or best[1], best[2]
+    alt = unaligned_alt(m, n, sms, rule, best[1], best[2], c_read, f32)
+    return alt or crowded_alt(m, n, k, sms, rule, best[1], best[2]) or best[1], best[2]
+
+
+def unaligned_alt(m, n, sms, rule, name, s, c_read, f32):
+    """The configuration a choice gives way to where D's rows are off 16 bytes (gemm_rule.c,
+    bc__gemm_unaligned_alt; gemm_plan.c, take_alt), for a packed 16-bit D of N columns and a plain epilogue (the
+    C rule also asks for no bias or ReLU, which --choose does not describe): at least
+    ud_min_rounds rounds of the choice's tiles. None where it does not apply."""
+    cfg = next(c for c in rule["configs"] if c["name"] == name)
+    if not cfg.get("ud_alt") or s != 1 or c_read or f32 or (2 * n) % 16 == 0:
+        return None
+    return cfg["ud_alt"] if cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) >= cfg["ud_min_rounds"] * sms else None
 
 
 def crowded_alt(m, n, k, sms, rule, name, s):
     """The configuration a whole-tile choice gives way to where its one round crowds the SMs (gemm_rule.c,
-    bc__gemm_crowded_alt; gemm_plan.c, take_crowded_alt), for packed 16-bit operands: its round on more than
+    bc__gemm_crowded_alt; gemm_plan.c, take_alt), for packed 16-bit operands: its round on more than
     half the SMs, the alternative's on less than half, K of at least crowd_min_kb k-blocks and off the
     128-byte lines; not where the choice's 2 x 2 multicast twin takes the plan (rows off the sectors, its
     k-blocks, two tile rows and columns, its blocks within one round of clusters of four, which the plan asks

@@ -516,6 +516,8 @@ static void test_python_rule_matches_plans(void **state)
         {6144, 6144, 6144}, {8192, 8192, 8192}, {4096, 14336, 4096}, {4096, 4096, 14336}, {128, 128, 64},
         {128, 128, 72}, {129, 257, 128}, {16384, 16384, 16384}, {1, 16384, 8}, {16, 1, 64}, {335, 1, 8},
         {131, 1, 192}, {131, 1, 4640}, {3, 600, 16}, {16, 1, 4640}, {1, 1, 64}, {2, 1, 72}, {16, 1, 200},
+        /* D rows off 16 bytes on 31 rounds of 128x64t's tiles on 132 SMs, and on 4061 tiles */
+        {3968, 8441, 16}, {3968, 8379, 16}, {3968, 8448, 16},
     };
     const int n_edges = (int)(sizeof edges / sizeof edges[0]);
     char in_path[] = "/tmp/bc_rule_in_XXXXXX";

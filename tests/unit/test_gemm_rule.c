@@ -50,7 +50,7 @@ static void test_config_rule(void **state)
         {17, 4096, 64, "bc_gemm_sm90_64x32t", 0},      {2048, 2048, 192, "bc_gemm_sm90_128x256", 0},
         {256, 2890, 64, "bc_gemm_sm90_128x64t", 0},    {1000, 300, 64, "bc_gemm_sm90_64x32t", 0},
         {4000, 51, 128, "bc_gemm_sm90_64x32t", 0},     {4000, 300, 128, "bc_gemm_sm90_128x64t", 0},
-        {7000, 7191, 64, "bc_gemm_sm90_128x64t", 0},
+        {7000, 7168, 64, "bc_gemm_sm90_128x64t", 0}, /* (7191, D rows off 16 bytes: test_unaligned_d_alt) */
         {16, 4096, 64, "bc_gemm_sm90_64x32m16t", 0},   {1, 10746, 16, "bc_gemm_sm90_64x32m16t", 0},
         {16, 4096, 192, "bc_gemm_sm90_64x32m16t", 0},  {12, 2113, 256, "bc_gemm_sm90_64x32m16t", 0},
         {12, 2112, 256, "bc_gemm_sm90_64x32m16", 0},   {16, 4096, 264, "bc_gemm_sm90_64x32m16", 0},
@@ -199,6 +199,55 @@ static void test_off_grid_credit(void **state)
  * (128 CTAs in clusters of 2 fill the 132 SMs at once), not 4 ways (256
  * CTAs: three rounds of the 99 CTAs that clusters of 4 hold); 128 tiles
  * run whole. A split the caller asks for is kept. */
+/* Where the rule chooses 128x64t for a 16-bit D whose rows are off 16
+ * bytes (the copy-out epilogue), with a plain epilogue, on at least 31
+ * rounds of its tiles (31 x 132 = 4092), the plan runs 128x128
+ * (gemm_family_sm90.c, BC_SM90_UD_MIN_ROUNDS): at the edge, on each side of
+ * each condition. */
+static void test_unaligned_d_alt(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    const fake_launch *l = NULL;
+    static const struct {
+        int64_t m, n, k;
+        int d_type, epi; /* 0 plain, 1 a C, 2 a bias, 3 ReLU */
+        const char *config; /* the one named, or NULL */
+        const char *kernel;
+    } cases[] = {
+        {7000, 7191, 64, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x128"},      /* 55 x 113 = 6215 tiles */
+        {3968, 8441, 16, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x128"},      /* 31 x 132 = 4092 */
+        {3968, 8441, 16, BC_DTYPE_F16, 0, NULL, "bc_gemm_sm90_128x128"},
+        {3968, 8379, 16, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x64td"},     /* 31 x 131 = 4061 */
+        {3968, 8448, 16, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x64td"},     /* rows on 16 bytes */
+        {3968, 8444, 16, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x128"},      /* 8 bytes off */
+        {3968, 8441, 16, BC_DTYPE_F32, 0, NULL, "bc_gemm_sm90_128x64td"},      /* f32 D: not measured */
+        {3968, 8441, 16, BC_DTYPE_BF16, 1, NULL, "bc_gemm_sm90_128x64td"},     /* C: the thread epilogue */
+        {3968, 8441, 16, BC_DTYPE_BF16, 2, NULL, "bc_gemm_sm90_128x64td"},     /* a bias: 128x128 lost */
+        {3968, 8441, 16, BC_DTYPE_BF16, 3, NULL, "bc_gemm_sm90_128x64td"},     /* ReLU: not measured */
+        {3968, 8441, 16, BC_DTYPE_BF16, 0, "sm90_128x64t", "bc_gemm_sm90_128x64td"}, /* named */
+        {7000, 7191, 256, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x256"},     /* K past the twin's */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
+        d.d_type = (bc_dtype)cases[i].d_type;
+        d.config = cases[i].config;
+        if (cases[i].epi == 1) {
+            d.beta = 1.0f;
+            d.c = d.d;
+        }
+        if (cases[i].epi == 2)
+            d.bias = d.a;
+        d.relu = cases[i].epi == 3;
+        launch_and_decode(&e, &d, &l);
+        if (strcmp(l->kernel, cases[i].kernel) != 0)
+            fail_msg("%lldx%lldx%lld (D type %d, epilogue %d, %s): %s, expected %s", (long long)cases[i].m,
+                     (long long)cases[i].n, (long long)cases[i].k, cases[i].d_type, cases[i].epi,
+                     cases[i].config ? cases[i].config : "the rule", l->kernel, cases[i].kernel);
+    }
+    env_close(&e);
+}
+
 static void test_skinny_split_one_round(void **state)
 {
     env e;
@@ -575,6 +624,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         ft_test(test_config_rule),
         ft_test(test_off_grid_credit),
+        ft_test(test_unaligned_d_alt),
         ft_test(test_skinny_split_one_round),
         ft_test(test_n1_transposed),
         ft_test(test_dot_kernel),
