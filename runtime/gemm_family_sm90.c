@@ -159,7 +159,7 @@
  * K = 8..112 (H100, PERF_NOTES.md change 77), 128x128 took 0.80-0.95 of
  * 128x64t's time on all 13 of 4,095 tiles of 128x64 or more (12112x14098x16
  * 391 -> 315 us, 14024x10633x16 356 -> 286), and lost on all 14 of
- * 3,605 or fewer (1.06-1.50x: the two CTAs an SM hide each other's latency
+ * 3,605 or fewer (1.03-1.50x: the two CTAs an SM hide each other's latency
  * where the stores do not yet queue). So where the rule chooses 128x64t
  * for a 16-bit D off 16 bytes with a plain epilogue, on at least
  * BC_SM90_UD_MIN_ROUNDS rounds of its tiles, the plan runs 128x128
