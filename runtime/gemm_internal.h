@@ -53,9 +53,9 @@ typedef struct bc__gemm_config {
                                   half, from crowd_min_kb k-blocks (gemm_rule.c, bc__gemm_crowded_alt) */
     uint32_t crowd_min_kb;     /* ... the least k-blocks for it */
     const char *ud_alt;        /* NULL; else a whole-tile configuration the rule takes instead where D's rows
-                                  are off 16 bytes (the copy-out epilogue), 16-bit, plain (no C, bias or
-                                  ReLU), from
-                                  ud_min_rounds rounds of this one's tiles (gemm_rule.c, bc__gemm_unaligned_alt) */
+                                  are off 16 bytes (the copy-out epilogue), D 16-bit, the epilogue plain (no
+                                  C, bias or ReLU), from ud_min_rounds rounds of this one's tiles (gemm_rule.c,
+                                  bc__gemm_unaligned_alt) */
     uint32_t ud_min_rounds;    /* ... the least rounds (tiles over SMs) for it */
     uint32_t dot_max_out;    /* 0: a tile kernel; else the dot kernel, for at most this many outputs a CTA ... */
     uint32_t dot_min_k;      /* ... and, unless named, K of at least this ... */

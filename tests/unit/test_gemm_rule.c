@@ -1,7 +1,8 @@
 /* The configuration rule on the fake driver (an H100-like device, 132 SMs):
  * the documented choices on the benchmark list's shapes, the credit of the
- * wide tiles for rows off the 128-byte grid, the skinny split within one
- * round of clusters, and N = 1 run transposed. */
+ * wide tiles for rows off the 128-byte grid, 128x128 for D rows off 16
+ * bytes on large short-K grids, the skinny split within one round of
+ * clusters, and N = 1 run transposed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -195,10 +196,6 @@ static void test_off_grid_credit(void **state)
     env_close(&e);
 }
 
-/* Skinny splits stay within one round of clusters: 64 tiles split 2 ways
- * (128 CTAs in clusters of 2 fill the 132 SMs at once), not 4 ways (256
- * CTAs: three rounds of the 99 CTAs that clusters of 4 hold); 128 tiles
- * run whole. A split the caller asks for is kept. */
 /* Where the rule chooses 128x64t for a 16-bit D whose rows are off 16
  * bytes (the copy-out epilogue), with a plain epilogue, on at least 31
  * rounds of its tiles (31 x 132 = 4092), the plan runs 128x128
@@ -248,6 +245,10 @@ static void test_unaligned_d_alt(void **state)
     env_close(&e);
 }
 
+/* Skinny splits stay within one round of clusters: 64 tiles split 2 ways
+ * (128 CTAs in clusters of 2 fill the 132 SMs at once), not 4 ways (256
+ * CTAs: three rounds of the 99 CTAs that clusters of 4 hold); 128 tiles
+ * run whole. A split the caller asks for is kept. */
 static void test_skinny_split_one_round(void **state)
 {
     env e;
