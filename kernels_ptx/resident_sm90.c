@@ -347,8 +347,8 @@ BC_DEVICE void res_load_a_late(sm90_shape g, uint64_t tmap_a, bc_tile tile, uint
  * of bc_splitk_finish_rows, so the bits of the launched split plan,
  * whichever item arrived last. That CTA resets the counter for the next
  * step (the step's end orders it before the next step's arrivals). */
-BC_DEVICE void res_split_item(sm90_shape g, const res_info_s *op, float *acc, uint32_t it, uint32_t base, uint32_t c,
-                              uint64_t sync, res_state *st)
+BC_DEVICE void res_split_item(sm90_shape g, const res_info_s *op, float *acc, uint32_t it, bc_tile tile, uint32_t base,
+                              uint32_t c, uint64_t sync, res_state *st)
 {
     const uint32_t s = op->split, ti = it / s, r = it % s, nthr = 128u * g.cons;
     const uint32_t tc = bc_tid_x() - BC_SM90_PRODUCER_THREADS;
@@ -356,7 +356,6 @@ BC_DEVICE void res_split_item(sm90_shape g, const res_info_s *op, float *acc, ui
     res_k_range(op, it, &kb0, &kb1);
     /* the bias lines the finish reads, into L1 now: if this item arrives last, its epilogue's bias
      * loads then wait for no L2 round trip after the slots' (PERF_NOTES.md, change 74) */
-    const bc_tile tile = res_tile_of(op, it);
     bc_sm90_prefetch_bias((const bc_epi *)op, g.bn, tile.n * g.bn, tc % 128u, (int)op->d_type);
     if (op->ab_type == 1)
         sm90_mainloop(g, acc, base, c, kb0, kb1, &st->stage, &st->phase, 1);
@@ -457,7 +456,7 @@ BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, con
         }
 #endif
         if (g.cons == 1u && op->split > 1) { /* the host allows split plans on one-warpgroup kernels only */
-            res_split_item(g, op, acc, it, base, c, sync, s);
+            res_split_item(g, op, acc, it, tile, base, c, sync, s);
         } else {
             bc_sm90_epi_at at = {0, 0, sm90_epi_buf(g, base, c), SM90_BAR_EPI0 + c, tid % 128u, maps + 256u,
                                  c, sm90_stage(g, base, 0), 0, BC_SM90_STAGE_BYTES(g.ar, g.bn), g.stages};

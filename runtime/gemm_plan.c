@@ -364,7 +364,8 @@ static bc_status mc_takes_plan(bc_device *dev, const bc_gemm_desc *d, const bc__
 }
 
 /* The rule's choice gives way to an alternative (the caller named no
- * configuration and left the split to the rule): its ud_alt where
+ * configuration and left the split to the rule): its ud_alt where the plan
+ * would copy D out (no TMA store: D's rows off 16 bytes) and
  * bc__gemm_unaligned_alt says so, else its crowd_alt where
  * bc__gemm_crowded_alt says so, unless the choice's multicast twin takes
  * the plan (the twin shares the rows that crowd the round). */
@@ -375,18 +376,15 @@ static bc_status take_alt(bc_device *dev, const bc_gemm_desc *k, uint32_t split,
     CUfunction alt_fn = NULL;
     if (k->config != NULL || split != 1)
         return BC_OK;
-    if (bc__gemm_unaligned_alt(dev, k, *c, &alt, &alt_fn)) {
-        *c = alt;
-        *fn = alt_fn;
-        return BC_OK;
+    if (use_tma_store(k, *c) || !bc__gemm_unaligned_alt(dev, k, *c, &alt, &alt_fn)) {
+        if (!bc__gemm_crowded_alt(dev, k, *c, &alt, &alt_fn))
+            return BC_OK;
+        int twin = 0;
+        uint32_t round = 0;
+        const bc_status st = mc_takes_plan(dev, k, *c, (uint32_t)dev->info.sm_count, &twin, &round);
+        if (st || twin)
+            return st;
     }
-    if (!bc__gemm_crowded_alt(dev, k, *c, &alt, &alt_fn))
-        return BC_OK;
-    int twin = 0;
-    uint32_t round = 0;
-    const bc_status st = mc_takes_plan(dev, k, *c, (uint32_t)dev->info.sm_count, &twin, &round);
-    if (st || twin)
-        return st;
     *c = alt;
     *fn = alt_fn;
     return BC_OK;

@@ -488,7 +488,6 @@ int bc__gemm_unaligned_alt(const bc_device *dev, const bc_gemm_desc *d, const bc
                            const bc__gemm_config **out, CUfunction *out_fn)
 {
     if (c->ud_alt == NULL || d->beta != 0.0f || d->bias != 0 || d->relu || d->d_type == BC_DTYPE_F32 ||
-        (uint64_t)d->ldd * bc__dtype_bytes(d->d_type) % 16u == 0 ||
         ctas_of(c, 1, d) < (uint64_t)c->ud_min_rounds * (uint32_t)dev->info.sm_count)
         return 0;
     CUfunction fn = NULL;

@@ -29,11 +29,12 @@ int bc__gemm_swap_pays(const bc_device *dev, const bc_gemm_desc *d);
 int bc__gemm_crowded_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c,
                          const bc__gemm_config **out, CUfunction *out_fn);
 
-/* Whether the rule's choice c for d gives way to its ud_alt configuration
- * (gemm_internal.h): D's rows off 16 bytes, D 16-bit, a plain epilogue (no
- * C, bias or ReLU), at least c->ud_min_rounds rounds of c's tiles on the
- * device's SMs, the alternative loaded for d's types and within the
- * device's shared memory. Sets *out and *out_fn when it does. */
+/* Whether the rule's choice c for d, a plan that copies D out (its rows off
+ * 16 bytes: the caller checks), gives way to its ud_alt configuration
+ * (gemm_internal.h): D 16-bit, a plain epilogue (no C, bias or ReLU), at
+ * least c->ud_min_rounds rounds of c's tiles on the device's SMs, the
+ * alternative loaded for d's types and within the device's shared memory.
+ * Sets *out and *out_fn when it does. */
 int bc__gemm_unaligned_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c,
                            const bc__gemm_config **out, CUfunction *out_fn);
 
