@@ -67,11 +67,27 @@
 #define SM90_WHOLE(nm, id, w, cons, bn_, stages, ar)                                               \
     SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .tma_store = 1, .persistent = 1,                \
         .split_cost_kb = BC_SPLIT_COST_KB
+/* The 256-wide whole tile down a short K: its weight is its main loop's
+ * speed, and at a few k-blocks a tile is mostly its epilogue, which it runs
+ * no faster per output than 128x128. Forced on the H100 against 128x128
+ * (kernels_ptx/PERF_NOTES.md, change 78), on grids with rows on the
+ * sectors where the rule took 128x256: at 3 and 4 k-blocks 128x128 took
+ * 0.88-1.00 of its time on 14 of 14 (3544x6196x192 55.3 -> 49.1 us), at
+ * 5-8 k-blocks 0.91-1.07, as often slower as faster. So up to
+ * BC_SM90_WIDE_SHORT_KB k-blocks the rule adds BC_SM90_WIDE_SHORT_PCT % to
+ * its cost, which puts it below 128x128's throughput (100 / 1.20 = 83
+ * against 90) and leaves it rows off the sectors, whose credit (17%)
+ * nearly cancels the surcharge. 20 grids drawn afterwards where the choice
+ * moved took 0.932 of the time, all 20 faster. */
+#define BC_SM90_WIDE_SHORT_KB 4u
+#define BC_SM90_WIDE_SHORT_PCT 20u
 /* A whole-tile configuration with a multicast twin (kernels_ptx/gemm_sm90.c,
  * SM90_MC), which a plan takes where A's or B's rows are off the 32-byte
- * sectors (gemm_plan.c, takes_mc). */
+ * sectors (gemm_plan.c, takes_mc): the 256-wide tile, with its short-K
+ * surcharge. */
 #define SM90_CONFIG_MC(nm, id, mc_id, w, cons, bn_, stages, ks, ar)                                \
-    {SM90_WHOLE(nm, id, w, cons, bn_, stages, ar), .kernel_mc = (mc_id), .mc_shape = 1u}
+    {SM90_WHOLE(nm, id, w, cons, bn_, stages, ar), .kernel_mc = (mc_id), .mc_shape = 1u,           \
+     .short_max_kb = BC_SM90_WIDE_SHORT_KB, .short_pct = BC_SM90_WIDE_SHORT_PCT}
 /* A whole-tile configuration with a stream-K twin (kernels_ptx/sk_sched.h):
  * the rule may take its last partial round by stream-K where the caller
  * allows it (bc_gemm_desc.stream_k; gemm_rule.c, bc__gemm_stream_k). */
@@ -166,8 +182,15 @@
  * (gemm_rule.c, bc__gemm_unaligned_alt). A check draw after it (16 such
  * grids) took 0.917 of the time, 13 faster, 3 slower (up to 1.15x); the
  * same grids with a bias took 1.10 (128x128 loads its bias a chunk at a
- * time, 128x64t before its main loop), hence plain only. */
+ * time, 128x64t before its main loop), hence plain only. An f32 D (a
+ * 256-byte row piece of 128x64t, 512 of 128x128) turns earlier: forced on
+ * 29 grids at K = 8..120 (change 79), 128x128 took 0.91-1.01 of 128x64t's
+ * time on all 20 of 1,372 tiles or more (15445x2453x40 129.2 -> 117.2 us),
+ * and 0.92-1.27 on the 9 below (1014x2550x16 10.4 -> 13.2), so from
+ * BC_SM90_UD_MIN_ROUNDS_F32 rounds; 14 grids drawn afterwards took 0.927
+ * of the time, one 3% slower. */
 #define BC_SM90_UD_MIN_ROUNDS 31u
+#define BC_SM90_UD_MIN_ROUNDS_F32 10u
 #define BC_SM90_UD_ALT(cons, bn_) ((cons) == 2u && (bn_) == 64u ? "sm90_128x128" : (const char *)0)
 #define SM90_SHORT_K_CONFIG(nm, id, dense, w, per_sm, min_m_, cons, bn_, stages, ks, ar)           \
     {                                                                                              \
@@ -177,6 +200,7 @@
         .tma_store = 1, .persistent = 1, .ctas_per_sm = (per_sm), .kernel_dense = (dense),         \
         .dense_min_pct = (cons) > 1 ? BC_SM90_DENSE_MIN_PCT_2CONS : 0u,                            \
         .ud_alt = BC_SM90_UD_ALT(cons, bn_), .ud_min_rounds = BC_SM90_UD_MIN_ROUNDS,                \
+        .ud_min_rounds_f32 = BC_SM90_UD_MIN_ROUNDS_F32,                                            \
     }
 /* The two-consumer twin's dense-row kernel (128x64td) lost 2-14% where it
  * saves half of A's row requests or less (K = 32, 48, 56: rows of 64 B, or

@@ -25,6 +25,9 @@ typedef struct bc__gemm_config {
     uint32_t off_sector_pct; /* ... or not even on 32-byte sectors: this configuration's loads lose that much
                                 less there than the others' (0: no credit) */
     uint32_t off_full_kb;
+    uint32_t short_max_kb;   /* the rule's surcharge, in % of the cost, for K of at most short_max_kb k-blocks
+                                (gemm_rule.c, rule_cost; 0: none) ... */
+    uint32_t short_pct;      /* ... this much */
     int tma;                 /* A and B are read through tensor maps (else through params.a/b) */
     int tma_store;           /* the epilogue can store D through tmap_d */
     int split;               /* split-K over a cluster of S = 2, 4 or 8 CTAs per tile */
@@ -53,10 +56,11 @@ typedef struct bc__gemm_config {
                                   half, from crowd_min_kb k-blocks (gemm_rule.c, bc__gemm_crowded_alt) */
     uint32_t crowd_min_kb;     /* ... the least k-blocks for it */
     const char *ud_alt;        /* NULL; else a whole-tile configuration the rule takes instead where D's rows
-                                  are off 16 bytes (the copy-out epilogue), D 16-bit, the epilogue plain (no
-                                  C, bias or ReLU), from ud_min_rounds rounds of this one's tiles (gemm_rule.c,
-                                  bc__gemm_unaligned_alt) */
-    uint32_t ud_min_rounds;    /* ... the least rounds (tiles over SMs) for it */
+                                  are off 16 bytes (the copy-out epilogue), the epilogue plain (no C, bias or
+                                  ReLU), from ud_min_rounds rounds of this one's tiles for a 16-bit D and
+                                  ud_min_rounds_f32 for an f32 one (gemm_rule.c, bc__gemm_unaligned_alt) */
+    uint32_t ud_min_rounds;    /* ... the least rounds (tiles over SMs) for a 16-bit D ... */
+    uint32_t ud_min_rounds_f32; /* ... and for an f32 D */
     uint32_t dot_max_out;    /* 0: a tile kernel; else the dot kernel, for at most this many outputs a CTA ... */
     uint32_t dot_min_k;      /* ... and, unless named, K of at least this ... */
     uint32_t dot_max_loads;  /* ... and at most this many 16-byte loads a CTA */

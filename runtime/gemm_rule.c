@@ -114,8 +114,10 @@ static int sk_schedule(const bc__gemm_config *c, uint32_t tiles, uint32_t kb, ui
  * the time of one CTA, modelled as the tile's area times its k-blocks
  * (plus the configuration's split-K exchange cost, and the extra of
  * clusters of 8 on more than cluster8_pct of the SMs) over the
- * configuration's relative throughput (weight). Integer arithmetic, so
- * the choice is the same on every host. */
+ * configuration's relative throughput (weight), raised by its short-K
+ * surcharge (short_pct up to short_max_kb k-blocks) and lowered by its
+ * off-grid credit (below). Integer arithmetic, so the choice is the same
+ * on every host. */
 /* The configuration's credit, in % of its cost, for A's or B's rows off
  * the 128-byte grid (gemm_family_sm90.c, BC_SM90_OFF_LINE_PCT): full off
  * the 32-byte sectors, and off the lines scaled by the k-blocks up to
@@ -138,7 +140,8 @@ static uint64_t rule_cost(const bc__gemm_config *c, uint32_t s, const bc_gemm_de
     const int crowded = s >= 8 && c->cluster8_pct && ctas * 100u > (uint64_t)sms * c->cluster8_pct;
     const uint64_t work = (kb + s - 1) / s + (s > 1 ? c->split_cost_kb : 0) + (crowded ? c->cluster8_cost_kb : 0);
     const uint64_t cost = waves * c->bm * c->bn * work * 100u / c->weight_pct;
-    return cost * 100u / (100u + off_grid_credit(c, d, kb));
+    const uint64_t surcharge = kb <= c->short_max_kb ? c->short_pct : 0u;
+    return cost * (100u + surcharge) / (100u + off_grid_credit(c, d, kb));
 }
 
 /* A skinny split the rule does not consider: more CTAs than one round
@@ -487,8 +490,9 @@ int bc__gemm_crowded_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__
 int bc__gemm_unaligned_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c,
                            const bc__gemm_config **out, CUfunction *out_fn)
 {
-    if (c->ud_alt == NULL || d->beta != 0.0f || d->bias != 0 || d->relu || d->d_type == BC_DTYPE_F32 ||
-        ctas_of(c, 1, d) < (uint64_t)c->ud_min_rounds * (uint32_t)dev->info.sm_count)
+    const uint32_t rounds = d->d_type == BC_DTYPE_F32 ? c->ud_min_rounds_f32 : c->ud_min_rounds;
+    if (c->ud_alt == NULL || d->beta != 0.0f || d->bias != 0 || d->relu ||
+        ctas_of(c, 1, d) < (uint64_t)rounds * (uint32_t)dev->info.sm_count)
         return 0;
     CUfunction fn = NULL;
     const bc__gemm_config *a = rule_alt(dev, d, c->ud_alt, &fn);

@@ -31,8 +31,9 @@ int bc__gemm_crowded_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__
 
 /* Whether the rule's choice c for d, a plan that copies D out (its rows off
  * 16 bytes: the caller checks), gives way to its ud_alt configuration
- * (gemm_internal.h): D 16-bit, a plain epilogue (no C, bias or ReLU), at
- * least c->ud_min_rounds rounds of c's tiles on the device's SMs, the
+ * (gemm_internal.h): a plain epilogue (no C, bias or ReLU), at least
+ * c->ud_min_rounds rounds of c's tiles on the device's SMs for a 16-bit D
+ * (c->ud_min_rounds_f32 for an f32 one), the
  * alternative loaded for d's types and within the device's shared memory.
  * Sets *out and *out_fn when it does. */
 int bc__gemm_unaligned_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c,

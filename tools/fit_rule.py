@@ -10,12 +10,14 @@ The rule is runtime/gemm_rule.c's rule_cost() over runtime/gemm_family_sm90.c's 
 integer arithmetic: for every candidate (whole-tile configurations with split
 1; split-K configurations with S = 2, 4, 8 up to the k-blocks)
 
-    cost = waves * BM * BN * work * 100 // weight * 100 // (100 + credit)
+    cost = waves * BM * BN * work * 100 // weight * (100 + surcharge) // (100 + credit)
     waves = ceil(ceil(M/BM) * ceil(N/BN) * S / SMs)
     work  = ceil(ceil(K/BK) / S) + (S > 1) * split_cost
             + (S = 8 on more CTAs than its clusters-of-8 share of the SMs) * clusters-of-8 cost
             + tile_kb + c_kb * (C read) + f32_kb * (f32 output)
 
+    surcharge = the 256-wide whole tile's for K of at most BC_SM90_WIDE_SHORT_KB k-blocks
+                (BC_SM90_WIDE_SHORT_PCT; its epilogue is most of a tile there)
     credit = the 256-wide tiles' credit for rows off the 128-byte grid (off the 32-byte
              sectors: BC_SM90_OFF_SECTOR_PCT; off the lines: BC_SM90_OFF_LINE_PCT x
              min(K's k-blocks, BC_SM90_OFF_FULL_KB) / BC_SM90_OFF_FULL_KB; packed rows, pitch 2K)
@@ -116,11 +118,15 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
             if alt and cons == int(alt.group(1)) and bn == int(alt.group(2)):
                 cfg["ud_alt"] = alt.group(3)
                 cfg["ud_min_rounds"] = define(plan, "BC_SM90_UD_MIN_ROUNDS")
+                cfg["ud_min_rounds_f32"] = define(plan, "BC_SM90_UD_MIN_ROUNDS_F32")
         # the off-grid credit of the wide tiles (gemm_family_sm90.c, BC_SM90_OFF_LINE_PCT; 0 where the table has none)
         wide = bn >= define(plan, "BC_SM90_OFF_MIN_BN", 1 << 30)
         cfg["off_line"] = define(plan, "BC_SM90_OFF_LINE_PCT", 0) if wide else 0
         cfg["off_sector"] = define(plan, "BC_SM90_OFF_SECTOR_PCT", 0) if wide else 0
         cfg["off_full_kb"] = define(plan, "BC_SM90_OFF_FULL_KB", 0)
+        if kind == "SM90_CONFIG_MC":  # the 256-wide whole tile's short-K surcharge (gemm_family_sm90.c)
+            cfg["short_max_kb"] = define(plan, "BC_SM90_WIDE_SHORT_KB", 0)
+            cfg["short_pct"] = define(plan, "BC_SM90_WIDE_SHORT_PCT", 0)
         if kind == "SM90_CONFIG_SK_MC4":  # the 2 x 2 twin's least k-blocks, and the crowded round's alternative
             cfg["mc4_min_kb"] = define(plan, "BC_SM90_MC4_MIN_KB")
             alt = re.search(r"#define\s+BC_SM90_CROWD_ALT\(cons, bn_\)\s*\(\(cons\) == (\d+)u && \(bn_\) == (\d+)u \? "
@@ -194,7 +200,8 @@ def rule_cost(cfg, s, m, n, k, sms, rule, weight=None, c_read=False, f32=False):
     work = cdiv(kb, s) + ((cfg.get("split_cost") or rule["split_cost"]) if s > 1 else 0) + ex["tile_kb"] + (ex["c_kb"] if c_read else 0) + \
         (ex["f32_kb"] if f32 else 0) + (cfg["c8_cost"] if crowded else 0)
     cost = waves * cfg["bm"] * cfg["bn"] * work * 100 // (weight if weight is not None else cfg["weight"])
-    return cost * 100 // (100 + off_grid_credit(cfg, k))
+    surcharge = cfg.get("short_pct", 0) if kb <= cfg.get("short_max_kb", 0) else 0
+    return cost * (100 + surcharge) // (100 + off_grid_credit(cfg, k))
 
 
 def short_k_takes(cfg, m, n, k, sms):
@@ -281,13 +288,14 @@ def choose_plain(m, n, k, sms, rule, c_read=False, f32=False):
 
 def unaligned_alt(m, n, sms, rule, name, s, c_read, f32):
     """The configuration a choice gives way to where D's rows are off 16 bytes (gemm_rule.c,
-    bc__gemm_unaligned_alt; gemm_plan.c, take_alt), for a packed 16-bit D of N columns and a plain epilogue (the
-    C rule also asks for no bias or ReLU, which --choose does not describe): at least
-    ud_min_rounds rounds of the choice's tiles. None where it does not apply."""
+    bc__gemm_unaligned_alt; gemm_plan.c, take_alt), for a packed D of N columns (16-bit, or f32 with f32) and a
+    plain epilogue (the C rule also asks for no bias or ReLU, which --choose does not describe): at least
+    ud_min_rounds rounds of the choice's tiles (ud_min_rounds_f32 for an f32 D). None where it does not apply."""
     cfg = next(c for c in rule["configs"] if c["name"] == name)
-    if not cfg.get("ud_alt") or s != 1 or c_read or f32 or (2 * n) % 16 == 0:
+    if not cfg.get("ud_alt") or s != 1 or c_read or ((4 if f32 else 2) * n) % 16 == 0:
         return None
-    return cfg["ud_alt"] if cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) >= cfg["ud_min_rounds"] * sms else None
+    rounds = cfg["ud_min_rounds_f32"] if f32 else cfg["ud_min_rounds"]
+    return cfg["ud_alt"] if cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) >= rounds * sms else None
 
 
 def crowded_alt(m, n, k, sms, rule, name, s):

@@ -48,7 +48,7 @@ static void test_config_rule(void **state)
          * count (its tile is 64x32m16's), and at 3 or 4 k-blocks with more tiles than half the SMs (67 of
          * 132: N = 2113; 66 tiles, N = 2112, keep the whole-tile kernel; 5 k-blocks never) */
         {4132, 3275, 16, "bc_gemm_sm90_128x64t", 0},   {2048, 2048, 128, "bc_gemm_sm90_128x64t", 0},
-        {17, 4096, 64, "bc_gemm_sm90_64x32t", 0},      {2048, 2048, 192, "bc_gemm_sm90_128x256", 0},
+        {17, 4096, 64, "bc_gemm_sm90_64x32t", 0},      {2048, 2048, 192, "bc_gemm_sm90_128x128", 0},
         {256, 2890, 64, "bc_gemm_sm90_128x64t", 0},    {1000, 300, 64, "bc_gemm_sm90_64x32t", 0},
         {4000, 51, 128, "bc_gemm_sm90_64x32t", 0},     {4000, 300, 128, "bc_gemm_sm90_128x64t", 0},
         {7000, 7168, 64, "bc_gemm_sm90_128x64t", 0}, /* (7191, D rows off 16 bytes: test_unaligned_d_alt) */
@@ -84,6 +84,13 @@ static void test_config_rule(void **state)
         /* at the bound: 1x1536x4096 24 rows x 256 chunks x 2 = 12288 (2x1024x4096 16 x 256 x 3), 1x1650x4096 25 */
         {1, 1536, 4096, "bc_gemm_sm90_dot", 2},        {2, 1024, 4096, "bc_gemm_sm90_dot", 2},
         {1, 1650, 4096, "bc_gemm_sm90_64x32m16s", 0},
+        /* up to 4 k-blocks 128x256 costs 20% more (its epilogue is most of a tile there): 128x128, and
+         * 128x256 again from 5 k-blocks (2642x2648x320: 231 tiles of 128x256, 2 rounds x 2 x 5 / 100 =
+         * 0.200 against 128x128's 4 x 5 / 90 = 0.222; at 256, 0.192 against 0.178); rows off the sectors
+         * keep 128x256's credit (17%), which nearly cancels the surcharge (3638x4136x248: 493 tiles, 4 x 2
+         * x 4 / 100 x 1.20 / 1.17 = 0.328 against 8 x 4 / 90 = 0.356) */
+        {2642, 2648, 256, "bc_gemm_sm90_128x128", 1},  {2642, 2648, 320, "bc_gemm_sm90_128x256", 1},
+        {3638, 4136, 248, "bc_gemm_sm90_128x256", 1},  {3544, 6196, 192, "bc_gemm_sm90_128x128", 1},
         /* a single round of 128x64 on more than half the SMs (67..132 tiles) where 128x128's is on less than
          * half (at most 65), from 24 k-blocks, A's and B's rows off the 128-byte lines: 128x128; 138x2361x4240
          * 74 tiles against 38; 181x3849x2200 122 against 62 (rows off the sectors, but its 31 blocks of 2 x 2
@@ -196,11 +203,12 @@ static void test_off_grid_credit(void **state)
     env_close(&e);
 }
 
-/* Where the rule chooses 128x64t for a 16-bit D whose rows are off 16
- * bytes (the copy-out epilogue), with a plain epilogue, on at least 31
- * rounds of its tiles (31 x 132 = 4092), the plan runs 128x128
- * (gemm_family_sm90.c, BC_SM90_UD_MIN_ROUNDS): at the edge, on each side of
- * each condition. */
+/* Where the rule chooses 128x64t for a D whose rows are off 16 bytes (the
+ * copy-out epilogue), with a plain epilogue, on at least 31 rounds of its
+ * tiles for a 16-bit D (31 x 132 = 4092) or 10 for an f32 one (1320), the
+ * plan runs 128x128 (gemm_family_sm90.c, BC_SM90_UD_MIN_ROUNDS,
+ * BC_SM90_UD_MIN_ROUNDS_F32): at the edge, on each side of each
+ * condition. */
 static void test_unaligned_d_alt(void **state)
 {
     env e;
@@ -218,12 +226,17 @@ static void test_unaligned_d_alt(void **state)
         {3968, 8379, 16, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x64td"},     /* 31 x 131 = 4061 */
         {3968, 8448, 16, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x64td"},     /* rows on 16 bytes */
         {3968, 8444, 16, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x128"},      /* 8 bytes off */
-        {3968, 8441, 16, BC_DTYPE_F32, 0, NULL, "bc_gemm_sm90_128x64td"},      /* f32 D: not measured */
+        {1280, 8441, 16, BC_DTYPE_F32, 0, NULL, "bc_gemm_sm90_128x128"},       /* f32 D: 10 x 132 = 1320 */
+        {1280, 8379, 16, BC_DTYPE_F32, 0, NULL, "bc_gemm_sm90_128x64td"},      /* 10 x 131 = 1310 */
+        {1280, 8444, 16, BC_DTYPE_F32, 0, NULL, "bc_gemm_sm90_128x64td"},      /* f32 rows on 16 bytes */
+        {1280, 8442, 16, BC_DTYPE_F32, 0, NULL, "bc_gemm_sm90_128x128"},       /* 8 bytes off */
+        {1280, 8441, 16, BC_DTYPE_F32, 2, NULL, "bc_gemm_sm90_128x64td"},      /* f32 with a bias */
+        {3968, 8441, 16, BC_DTYPE_F32, 0, NULL, "bc_gemm_sm90_128x128"},
         {3968, 8441, 16, BC_DTYPE_BF16, 1, NULL, "bc_gemm_sm90_128x64td"},     /* C: the thread epilogue */
         {3968, 8441, 16, BC_DTYPE_BF16, 2, NULL, "bc_gemm_sm90_128x64td"},     /* a bias: 128x128 lost */
         {3968, 8441, 16, BC_DTYPE_BF16, 3, NULL, "bc_gemm_sm90_128x64td"},     /* ReLU: not measured */
         {3968, 8441, 16, BC_DTYPE_BF16, 0, "sm90_128x64t", "bc_gemm_sm90_128x64td"}, /* named */
-        {7000, 7191, 256, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x256"},     /* K past the twin's */
+        {7000, 7191, 320, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x256"},     /* K past the twin's */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
