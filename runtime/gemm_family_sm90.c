@@ -81,13 +81,27 @@
  * moved took 0.932 of the time, all 20 faster. */
 #define BC_SM90_WIDE_SHORT_KB 4u
 #define BC_SM90_WIDE_SHORT_PCT 20u
+/* Off the sectors, from the k-blocks where 128x128 runs its own pair twin
+ * (BC_SM90_MC_MIN_KB), the two twins weigh differently from the plain
+ * tiles the 17% credit was measured on. Forced on the H100 against each
+ * other (kernels_ptx/PERF_NOTES.md, change 82), where the rule took
+ * 128x128's twin by the cost model's 1.20 against 1.17: on grids of at
+ * most 16 tile rows 128x256's twin took 0.77-1.02 of the time on 16 of
+ * 16 (314x15261x8136 286.3 -> 220.2 us, 351x11576x5416 152.8 -> 132.7),
+ * and on tall narrow grids (45 tile rows and more, N of 400-1,053) 0.94-1.21,
+ * losing on 5 of 8. So there the wide whole tile's credit is
+ * BC_SM90_OFF_TWIN_PCT. */
+#define BC_SM90_OFF_TWIN_PCT 25u
+#define BC_SM90_OFF_TWIN_ROWS 16u
 /* A whole-tile configuration with a multicast twin (kernels_ptx/gemm_sm90.c,
  * SM90_MC), which a plan takes where A's or B's rows are off the 32-byte
  * sectors (gemm_plan.c, takes_mc): the 256-wide tile, with its short-K
- * surcharge. */
+ * surcharge and its credit against 128x128's twin. */
 #define SM90_CONFIG_MC(nm, id, mc_id, w, cons, bn_, stages, ks, ar)                                \
     {SM90_WHOLE(nm, id, w, cons, bn_, stages, ar), .kernel_mc = (mc_id), .mc_shape = 1u,           \
-     .short_max_kb = BC_SM90_WIDE_SHORT_KB, .short_pct = BC_SM90_WIDE_SHORT_PCT}
+     .short_max_kb = BC_SM90_WIDE_SHORT_KB, .short_pct = BC_SM90_WIDE_SHORT_PCT,                   \
+     .off_twin_pct = BC_SM90_OFF_TWIN_PCT, .off_twin_min_kb = BC_SM90_MC_MIN_KB,                   \
+     .off_twin_rows = BC_SM90_OFF_TWIN_ROWS}
 /* A whole-tile configuration with a stream-K twin (kernels_ptx/sk_sched.h):
  * the rule may take its last partial round by stream-K where the caller
  * allows it (bc_gemm_desc.stream_k; gemm_rule.c, bc__gemm_stream_k). */

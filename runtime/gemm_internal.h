@@ -25,6 +25,11 @@ typedef struct bc__gemm_config {
     uint32_t off_sector_pct; /* ... or not even on 32-byte sectors: this configuration's loads lose that much
                                 less there than the others' (0: no credit) */
     uint32_t off_full_kb;
+    uint32_t off_twin_pct;    /* ... instead of off_sector_pct, off the sectors with at least off_twin_min_kb
+                                 k-blocks and at most off_twin_rows tile rows (0: none; gemm_rule.c,
+                                 off_grid_credit) */
+    uint32_t off_twin_min_kb;
+    uint32_t off_twin_rows;
     uint32_t short_max_kb;   /* the rule's surcharge, in % of the cost, for K of at most short_max_kb k-blocks
                                 (gemm_rule.c, rule_cost; 0: none) ... */
     uint32_t short_pct;      /* ... this much */

@@ -120,13 +120,18 @@ static int sk_schedule(const bc__gemm_config *c, uint32_t tiles, uint32_t kb, ui
  * on every host. */
 /* The configuration's credit, in % of its cost, for A's or B's rows off
  * the 128-byte grid (gemm_family_sm90.c, BC_SM90_OFF_LINE_PCT): full off
- * the 32-byte sectors, and off the lines scaled by the k-blocks up to
- * off_full_kb (the loss grows with K there). */
+ * the 32-byte sectors (off_twin_pct instead from off_twin_min_kb k-blocks
+ * on at most off_twin_rows tile rows, where the twins meet), and off the
+ * lines scaled by the k-blocks up to off_full_kb (the loss grows with K
+ * there). */
 static uint64_t off_grid_credit(const bc__gemm_config *c, const bc_gemm_desc *d, uint64_t kb)
 {
     const uint64_t es = bc__dtype_bytes(d->ab_type), pa = (uint64_t)d->lda * es, pb = (uint64_t)d->ldb * es;
     if (pa % 32u || pb % 32u)
-        return c->off_sector_pct;
+        return c->off_twin_pct && kb >= c->off_twin_min_kb &&
+                       bc__ceil_div((uint64_t)d->m, c->bm) <= c->off_twin_rows
+                   ? c->off_twin_pct
+                   : c->off_sector_pct;
     if ((pa % 128u || pb % 128u) && c->off_full_kb)
         return c->off_line_pct * (kb < c->off_full_kb ? kb : c->off_full_kb) / c->off_full_kb;
     return 0;

@@ -19,7 +19,8 @@ integer arithmetic: for every candidate (whole-tile configurations with split
     surcharge = the 256-wide whole tile's for K of at most BC_SM90_WIDE_SHORT_KB k-blocks
                 (BC_SM90_WIDE_SHORT_PCT; its epilogue is most of a tile there)
     credit = the 256-wide tiles' credit for rows off the 128-byte grid (off the 32-byte
-             sectors: BC_SM90_OFF_SECTOR_PCT; off the lines: BC_SM90_OFF_LINE_PCT x
+             sectors: BC_SM90_OFF_SECTOR_PCT, or for the whole tile BC_SM90_OFF_TWIN_PCT from
+             BC_SM90_MC_MIN_KB k-blocks on at most BC_SM90_OFF_TWIN_ROWS tile rows; off the lines: BC_SM90_OFF_LINE_PCT x
              min(K's k-blocks, BC_SM90_OFF_FULL_KB) / BC_SM90_OFF_FULL_KB; packed rows, pitch 2K)
 
 and the least cost wins (first in table order on a tie), except that within
@@ -124,9 +125,12 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
         cfg["off_line"] = define(plan, "BC_SM90_OFF_LINE_PCT", 0) if wide else 0
         cfg["off_sector"] = define(plan, "BC_SM90_OFF_SECTOR_PCT", 0) if wide else 0
         cfg["off_full_kb"] = define(plan, "BC_SM90_OFF_FULL_KB", 0)
-        if kind == "SM90_CONFIG_MC":  # the 256-wide whole tile's short-K surcharge (gemm_family_sm90.c)
+        if kind == "SM90_CONFIG_MC":  # the 256-wide whole tile's short-K surcharge and twins' credit (gemm_family_sm90.c)
             cfg["short_max_kb"] = define(plan, "BC_SM90_WIDE_SHORT_KB", 0)
             cfg["short_pct"] = define(plan, "BC_SM90_WIDE_SHORT_PCT", 0)
+            cfg["off_twin"] = define(plan, "BC_SM90_OFF_TWIN_PCT", 0)
+            cfg["off_twin_min_kb"] = define(plan, "BC_SM90_MC_MIN_KB", 0)
+            cfg["off_twin_rows"] = define(plan, "BC_SM90_OFF_TWIN_ROWS", 0)
         if kind == "SM90_CONFIG_SK_MC4":  # the 2 x 2 twin's least k-blocks, and the crowded round's alternative
             cfg["mc4_min_kb"] = define(plan, "BC_SM90_MC4_MIN_KB")
             alt = re.search(r"#define\s+BC_SM90_CROWD_ALT\(cons, bn_\)\s*\(\(cons\) == (\d+)u && \(bn_\) == (\d+)u \? "
@@ -181,10 +185,13 @@ def past_one_round(cfg, s, m, n, sms):
     return s > 1 and bool(cfg.get("wave_pct")) and cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) * s > wave_of(cfg, s, sms)
 
 
-def off_grid_credit(cfg, k):
-    """gemm_rule.c, off_grid_credit, for packed 16-bit operands (row pitch 2K bytes, as the sweeps draw them)."""
+def off_grid_credit(cfg, k, m=1):
+    """gemm_rule.c, off_grid_credit, for packed 16-bit operands (row pitch 2K bytes, as the sweeps draw them);
+    off the sectors the twins' credit from off_twin_min_kb k-blocks on at most off_twin_rows tile rows of M."""
     pitch, kb = 2 * k, cdiv(k, 64)
     if pitch % 32:
+        if cfg.get("off_twin") and kb >= cfg["off_twin_min_kb"] and cdiv(m, cfg["bm"]) <= cfg["off_twin_rows"]:
+            return cfg["off_twin"]
         return cfg.get("off_sector", 0)
     if pitch % 128 and cfg.get("off_full_kb"):
         return cfg.get("off_line", 0) * min(kb, cfg["off_full_kb"]) // cfg["off_full_kb"]
@@ -201,7 +208,7 @@ def rule_cost(cfg, s, m, n, k, sms, rule, weight=None, c_read=False, f32=False):
         (ex["f32_kb"] if f32 else 0) + (cfg["c8_cost"] if crowded else 0)
     cost = waves * cfg["bm"] * cfg["bn"] * work * 100 // (weight if weight is not None else cfg["weight"])
     surcharge = cfg.get("short_pct", 0) if kb <= cfg.get("short_max_kb", 0) else 0
-    return cost * (100 + surcharge) // (100 + off_grid_credit(cfg, k))
+    return cost * (100 + surcharge) // (100 + off_grid_credit(cfg, k, m))
 
 
 def short_k_takes(cfg, m, n, k, sms):
@@ -369,7 +376,8 @@ def prepare(shapes, rule):
                           "area_waves": cdiv(ctas, wave_of(cfg, s, sh["sms"])) * cfg["bm"] * cfg["bn"],
                           "kb": cdiv(cdiv(k, cfg["bk"]), s), "outright": precedence(cfg),
                           "split_cost": cfg.get("split_cost"), "c8": cfg["c8_cost"] if crowded else 0,
-                          "credit": off_grid_credit(cfg, k)})
+                          "credit": off_grid_credit(cfg, k, m),
+                          "surcharge": cfg.get("short_pct", 0) if cdiv(k, cfg["bk"]) <= cfg.get("short_max_kb", 0) else 0})
         measured = [c["t"] for c in cands if c["t"] is not None]
         if not measured:
             continue
@@ -385,7 +393,8 @@ def pick(p, params):
     for c in p["cands"]:
         own = c.get("split_cost")
         work = c["kb"] + ((own or sc) if c["s"] > 1 else 0) + extra + c.get("c8", 0)
-        cost = (c["outright"], c["area_waves"] * work * 100 // w[c["cfg"]] * 100 // (100 + c.get("credit", 0)))
+        cost = (c["outright"], c["area_waves"] * work * 100 // w[c["cfg"]] * (100 + c.get("surcharge", 0)) //
+                (100 + c.get("credit", 0)))
         if best is None or cost < best[0]:
             best = (cost, c)
     return best[1]

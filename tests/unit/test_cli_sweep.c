@@ -520,6 +520,8 @@ static void test_python_rule_matches_plans(void **state)
         {3968, 8441, 16}, {3968, 8379, 16}, {3968, 8448, 16},
         /* 128x256's short-K surcharge: 4 k-blocks, 5, and rows off the sectors (the credit) */
         {2642, 2648, 256}, {2642, 2648, 320}, {3638, 4136, 248}, {3544, 6196, 192},
+        /* the twins' credit off the sectors: 16 and 17 tile rows, 15 and 14 k-blocks */
+        {2048, 2100, 5416}, {2049, 2100, 5416}, {2048, 2100, 904}, {2048, 2100, 888},
     };
     const int n_edges = (int)(sizeof edges / sizeof edges[0]);
     char in_path[] = "/tmp/bc_rule_in_XXXXXX";

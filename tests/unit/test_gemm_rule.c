@@ -190,6 +190,13 @@ static void test_off_grid_credit(void **state)
         {3000, 3000, 544, 0, "sm90_128x128"},     /* off the lines, 9 k-blocks: 3% */
         {700, 12000, 2064, 0, "sm90_128x256"},    {700, 12000, 2048, 0, "sm90_128x128"},
         {700, 12000, 520, 0, "sm90_128x256"},
+        /* off the sectors from 15 k-blocks on at most 16 tile rows, where the twins meet: 25%
+         * (2048x2100: 144 tiles of 128x256, 2 rounds x 2, against 272 of 128x128, 3 rounds x 100 / 90:
+         * 1.20, between 1.17 and 1.25); 17 tile rows, 14 k-blocks and rows on the sectors keep 17% or
+         * less */
+        {2048, 2100, 5416, 0, "sm90_128x256"},    {2049, 2100, 5416, 0, "sm90_128x128"},
+        {2048, 2100, 904, 0, "sm90_128x256"},     {2048, 2100, 888, 0, "sm90_128x128"},
+        {2048, 2100, 5424, 0, "sm90_128x128"},    {351, 11576, 5416, 0, "sm90_128x256"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
