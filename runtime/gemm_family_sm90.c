@@ -85,12 +85,14 @@
  * (BC_SM90_MC_MIN_KB), the two twins weigh differently from the plain
  * tiles the 17% credit was measured on. Forced on the H100 against each
  * other (kernels_ptx/PERF_NOTES.md, change 82), where the rule took
- * 128x128's twin by the cost model's 1.20 against 1.17: on grids of at
- * most 16 tile rows 128x256's twin took 0.77-1.02 of the time on 16 of
- * 16 (314x15261x8136 286.3 -> 220.2 us, 351x11576x5416 152.8 -> 132.7),
- * and on tall narrow grids (45 tile rows and more, N of 400-1,053) 0.94-1.21,
- * losing on 5 of 8. So there the wide whole tile's credit is
- * BC_SM90_OFF_TWIN_PCT. */
+ * 128x128's twin by the cost model's 1.20 against 1.17: on the 15 grids
+ * of at most 16 tile rows 128x256's twin took 0.77-1.02 of the time, 14
+ * faster (314x15261x8136 286.3 -> 220.2 us; 351x11576x5416 152.8 -> 132.7
+ * among 14 more of 3-7 rows, 12 faster), and on tall narrow grids (45
+ * tile rows and more, N of 400-1,053) 0.94-1.21, losing on 5 of 8. So
+ * there the wide whole tile's credit is BC_SM90_OFF_TWIN_PCT. 22 grids
+ * drawn afterwards that it moves took 0.926 of the time, 3 slower (up to
+ * 1.07x). */
 #define BC_SM90_OFF_TWIN_PCT 25u
 #define BC_SM90_OFF_TWIN_ROWS 16u
 /* A whole-tile configuration with a multicast twin (kernels_ptx/gemm_sm90.c,
