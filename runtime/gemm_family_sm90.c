@@ -72,7 +72,7 @@
  * no faster per output than 128x128. Forced on the H100 against 128x128
  * (kernels_ptx/PERF_NOTES.md, change 78), on grids with rows on the
  * sectors where the rule took 128x256: at 3 and 4 k-blocks 128x128 took
- * 0.88-1.00 of its time on 14 of 14 (3544x6196x192 55.3 -> 49.1 us), at
+ * 0.88-1.00 of its time on 13 of 13 (3544x6196x192 55.3 -> 49.1 us), at
  * 5-8 k-blocks 0.91-1.07, as often slower as faster. So up to
  * BC_SM90_WIDE_SHORT_KB k-blocks the rule adds BC_SM90_WIDE_SHORT_PCT % to
  * its cost, which puts it below 128x128's throughput (100 / 1.20 = 83

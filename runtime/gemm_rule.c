@@ -121,7 +121,7 @@ static int sk_schedule(const bc__gemm_config *c, uint32_t tiles, uint32_t kb, ui
 /* The configuration's credit, in % of its cost, for A's or B's rows off
  * the 128-byte grid (gemm_family_sm90.c, BC_SM90_OFF_LINE_PCT): full off
  * the 32-byte sectors (off_twin_pct instead from off_twin_min_kb k-blocks
- * on at most off_twin_rows tile rows, where the twins meet), and off the
+ * on at most off_twin_rows tile rows, where the twins can meet), and off the
  * lines scaled by the k-blocks up to off_full_kb (the loss grows with K
  * there). */
 static uint64_t off_grid_credit(const bc__gemm_config *c, const bc_gemm_desc *d, uint64_t kb)

@@ -185,7 +185,7 @@ def past_one_round(cfg, s, m, n, sms):
     return s > 1 and bool(cfg.get("wave_pct")) and cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) * s > wave_of(cfg, s, sms)
 
 
-def off_grid_credit(cfg, k, m=1):
+def off_grid_credit(cfg, k, m):
     """gemm_rule.c, off_grid_credit, for packed 16-bit operands (row pitch 2K bytes, as the sweeps draw them);
     off the sectors the twins' credit from off_twin_min_kb k-blocks on at most off_twin_rows tile rows of M."""
     pitch, kb = 2 * k, cdiv(k, 64)

@@ -115,13 +115,30 @@ class Rule(unittest.TestCase):
         clusters-of-8 extra and the short-K twins included (M > 16 and N > 1: no transposition involved)."""
         real = fit_rule.read_rule()
         shapes = [(64, 320, 1024), (100, 96, 6000), (17, 224, 4096), (40, 256, 4096), (100, 2890, 64),
-                  (4000, 300, 128), (1000, 300, 64), (2048, 2048, 2048), (600, 294, 6576), (27, 9, 5192)]
+                  (4000, 300, 128), (1000, 300, 64), (2048, 2048, 2048), (600, 294, 6576), (27, 9, 5192),
+                  # 128x256's short-K surcharge (4 and 5 k-blocks) and its credit off the sectors on up to 16
+                  # tile rows (16 and 17 rows)
+                  (2642, 2648, 256), (2642, 2648, 320), (3544, 6196, 192), (2048, 2100, 5416),
+                  (2049, 2100, 5416)]
         for m, n, k in shapes:
             times = {(c["name"], s): 1.0 for c, s in fit_rule.candidates(m, n, k, real, 132)}
             sh = {"m": m, "n": n, "k": k, "sms": 132, "epilogue": "plain", "out": "bf16", "times": times}
             p = fit_rule.prepare([sh], real)[0]
             c = fit_rule.pick(p, fit_rule.params_of(real))
             self.assertEqual((c["cfg"], c["s"]), fit_rule.choose(m, n, k, 132, real), f"{m}x{n}x{k}")
+
+    def test_unaligned_alt_f32(self):
+        """D rows off 16 bytes on 128x64t move to 128x128 from 31 rounds of its tiles for a 16-bit D and 10
+        for an f32 one (gemm_rule.c, bc__gemm_unaligned_alt): 1280 x 8441 is 10 x 132 = 1320 tiles."""
+        real = fit_rule.read_rule()
+        alt = lambda m, n, f32, c_read=False: fit_rule.unaligned_alt(m, n, 132, real, "sm90_128x64t", 1, c_read, f32)
+        self.assertEqual(alt(1280, 8441, True), "sm90_128x128")
+        self.assertIsNone(alt(1280, 8379, True))   # 10 x 131 = 1310 tiles
+        self.assertIsNone(alt(1280, 8444, True))   # f32 rows on 16 bytes
+        self.assertEqual(alt(1280, 8442, True), "sm90_128x128")  # 8 bytes off
+        self.assertIsNone(alt(1280, 8441, False))  # 16-bit D: 31 rounds
+        self.assertIsNone(alt(1280, 8441, True, c_read=True))
+        self.assertEqual(alt(3968, 8441, False), "sm90_128x128")  # 31 x 132 = 4092
 
     def _csv(self, d, name, rows):
         path = os.path.join(d, name)

@@ -190,7 +190,7 @@ static void test_off_grid_credit(void **state)
         {3000, 3000, 544, 0, "sm90_128x128"},     /* off the lines, 9 k-blocks: 3% */
         {700, 12000, 2064, 0, "sm90_128x256"},    {700, 12000, 2048, 0, "sm90_128x128"},
         {700, 12000, 520, 0, "sm90_128x256"},
-        /* off the sectors from 15 k-blocks on at most 16 tile rows, where the twins meet: 25%
+        /* off the sectors from 15 k-blocks on at most 16 tile rows, where the twins can meet: 25%
          * (2048x2100: 144 tiles of 128x256, 2 rounds x 2, against 272 of 128x128, 3 rounds x 100 / 90:
          * 1.20, between 1.17 and 1.25); 17 tile rows, 14 k-blocks and rows on the sectors keep 17% or
          * less */
