@@ -109,15 +109,6 @@ static int sk_schedule(const bc__gemm_config *c, uint32_t tiles, uint32_t kb, ui
     return 1;
 }
 
-/* The rule's cost of configuration c with K split S ways for
- * an M x N x K problem on `sms` SMs: its waves (rounds, round_ctas) times
- * the time of one CTA, modelled as the tile's area times its k-blocks
- * (plus the configuration's split-K exchange cost, and the extra of
- * clusters of 8 on more than cluster8_pct of the SMs) over the
- * configuration's relative throughput (weight), raised by its short-K
- * surcharge (short_pct up to short_max_kb k-blocks) and lowered by its
- * off-grid credit (below). Integer arithmetic, so the choice is the same
- * on every host. */
 /* The configuration's credit, in % of its cost, for A's or B's rows off
  * the 128-byte grid (gemm_family_sm90.c, BC_SM90_OFF_LINE_PCT): full off
  * the 32-byte sectors (off_twin_pct instead from off_twin_min_kb k-blocks
@@ -127,16 +118,24 @@ static int sk_schedule(const bc__gemm_config *c, uint32_t tiles, uint32_t kb, ui
 static uint64_t off_grid_credit(const bc__gemm_config *c, const bc_gemm_desc *d, uint64_t kb)
 {
     const uint64_t es = bc__dtype_bytes(d->ab_type), pa = (uint64_t)d->lda * es, pb = (uint64_t)d->ldb * es;
-    if (pa % 32u || pb % 32u)
-        return c->off_twin_pct && kb >= c->off_twin_min_kb &&
-                       bc__ceil_div((uint64_t)d->m, c->bm) <= c->off_twin_rows
-                   ? c->off_twin_pct
-                   : c->off_sector_pct;
+    if (pa % 32u || pb % 32u) {
+        const int twins = kb >= c->off_twin_min_kb && bc__ceil_div((uint64_t)d->m, c->bm) <= c->off_twin_rows;
+        return c->off_twin_pct && twins ? c->off_twin_pct : c->off_sector_pct;
+    }
     if ((pa % 128u || pb % 128u) && c->off_full_kb)
         return c->off_line_pct * (kb < c->off_full_kb ? kb : c->off_full_kb) / c->off_full_kb;
     return 0;
 }
 
+/* The rule's cost of configuration c with K split S ways for
+ * an M x N x K problem on `sms` SMs: its waves (rounds, round_ctas) times
+ * the time of one CTA, modelled as the tile's area times its k-blocks
+ * (plus the configuration's split-K exchange cost, and the extra of
+ * clusters of 8 on more than cluster8_pct of the SMs) over the
+ * configuration's relative throughput (weight), raised by its short-K
+ * surcharge (short_pct up to short_max_kb k-blocks) and lowered by its
+ * off-grid credit (above). Integer arithmetic, so the choice is the same
+ * on every host. */
 static uint64_t rule_cost(const bc__gemm_config *c, uint32_t s, const bc_gemm_desc *d, uint32_t sms)
 {
     const uint64_t wave = round_ctas(c, s, sms);

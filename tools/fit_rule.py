@@ -198,6 +198,12 @@ def off_grid_credit(cfg, k, m):
     return 0
 
 
+def short_surcharge(cfg, k):
+    """gemm_rule.c, rule_cost: the configuration's surcharge, in % of its cost, for K of at most short_max_kb
+    k-blocks (the 256-wide whole tile's; 0 for the others)."""
+    return cfg.get("short_pct", 0) if cdiv(k, cfg["bk"]) <= cfg.get("short_max_kb", 0) else 0
+
+
 def rule_cost(cfg, s, m, n, k, sms, rule, weight=None, c_read=False, f32=False):
     ctas = cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) * s
     waves = cdiv(ctas, wave_of(cfg, s, sms))
@@ -207,8 +213,7 @@ def rule_cost(cfg, s, m, n, k, sms, rule, weight=None, c_read=False, f32=False):
     work = cdiv(kb, s) + ((cfg.get("split_cost") or rule["split_cost"]) if s > 1 else 0) + ex["tile_kb"] + (ex["c_kb"] if c_read else 0) + \
         (ex["f32_kb"] if f32 else 0) + (cfg["c8_cost"] if crowded else 0)
     cost = waves * cfg["bm"] * cfg["bn"] * work * 100 // (weight if weight is not None else cfg["weight"])
-    surcharge = cfg.get("short_pct", 0) if kb <= cfg.get("short_max_kb", 0) else 0
-    return cost * (100 + surcharge) // (100 + off_grid_credit(cfg, k, m))
+    return cost * (100 + short_surcharge(cfg, k)) // (100 + off_grid_credit(cfg, k, m))
 
 
 def short_k_takes(cfg, m, n, k, sms):
@@ -377,7 +382,7 @@ def prepare(shapes, rule):
                           "kb": cdiv(cdiv(k, cfg["bk"]), s), "outright": precedence(cfg),
                           "split_cost": cfg.get("split_cost"), "c8": cfg["c8_cost"] if crowded else 0,
                           "credit": off_grid_credit(cfg, k, m),
-                          "surcharge": cfg.get("short_pct", 0) if cdiv(k, cfg["bk"]) <= cfg.get("short_max_kb", 0) else 0})
+                          "surcharge": short_surcharge(cfg, k)})
         measured = [c["t"] for c in cands if c["t"] is not None]
         if not measured:
             continue
