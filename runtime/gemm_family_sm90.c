@@ -111,14 +111,29 @@
     {SM90_WHOLE(nm, id, w, cons, bn_, stages, ar), .kernel_sk = (sk_id)}
 /* Both twins: stream-K where the caller allows it and the last round pays,
  * else the multicast twin where the rows are off the sectors (gemm_plan.c),
- * for K of at least BC_SM90_MC_MIN_KB k-blocks: 128x128's twin, on 24
+ * for K of at least BC_SM90_MC_MIN_KB k-blocks (on the sectors, from
+ * BC_SM90_MC_ON_MIN_KB, below): 128x128's twin, on 24
  * shapes the rule gives 128x128 (H100, kernels_ptx/PERF_NOTES.md change
  * 63), ran at 0.71-0.92 of the time from 15 k-blocks up in one round or
  * more (0.99 at one), and lost 2-9% at 3-7 k-blocks in one round. */
 #define BC_SM90_MC_MIN_KB 15u
+/* 128x128's twin with A's and B's rows on the sectors, down a long K: forced
+ * on the H100 against the whole tiles (PERF_NOTES.md, change 83), on 26
+ * grids the rule gives 128x128 with rows on the sectors, it ran at
+ * 0.83-1.01 of the time on all 15 of at least 64 k-blocks (3394x398x7904
+ * 78.6 -> 65.0 us; rows off the 128-byte lines 0.83-1.00, on them
+ * 0.85-1.01), and at 17-54 k-blocks as often slower as faster
+ * (525x1314x3184 1.20x). A first check on 25 grids drawn afterwards: 0.943
+ * of the time, but 1.33x slower on 5 tile rows (589x13816x6528), 1.03x on
+ * 3, and 1.02-1.03x at 64 k-blocks on the lines (512x4096x4096). So rows
+ * on the sectors take it only off the lines (gemm_plan.c, takes_mc), from
+ * BC_SM90_MC_ON_MIN_KB k-blocks, on an even number of tile rows or at
+ * least 7. A second check, 22 grids drawn after that: 0.898 of the time,
+ * 21 faster, one 1.015x slower. */
+#define BC_SM90_MC_ON_MIN_KB 64u
 #define SM90_CONFIG_SK_MC(nm, id, sk_id, mc_id, w, cons, bn_, stages, ks, ar)                      \
     {SM90_WHOLE(nm, id, w, cons, bn_, stages, ar), .kernel_sk = (sk_id), .kernel_mc = (mc_id),     \
-     .mc_shape = 1u, .mc_min_kb = BC_SM90_MC_MIN_KB}
+     .mc_shape = 1u, .mc_min_kb = BC_SM90_MC_MIN_KB, .mc_on_min_kb = BC_SM90_MC_ON_MIN_KB}
 /* Both twins, the multicast one in blocks of 2 x 2 tiles sharing A and B
  * (mc_shape 3; gemm_plan.c, takes_mc), where A's or B's rows are off the
  * 32-byte sectors, for K of at least BC_SM90_MC4_MIN_KB k-blocks: forced on

@@ -53,6 +53,7 @@ typedef struct bc__gemm_config {
     uint32_t mc_shape;       /* ... its blocks of tiles (kernels_ptx/gemm_sm90.c, SM90_MC): bit 0, two tile rows
                                 sharing B; bit 1, two tile columns sharing A */
     uint32_t mc_min_kb;      /* the twin only for K of at least this many k-blocks (0: any) */
+    uint32_t mc_on_min_kb;   /* ... and with rows on the 32-byte sectors (but off the lines), from this many (0: never) */
     uint32_t cluster_wave_pct; /* 0: a split wave fills every SM; else the % of SMs its clusters fill at once */
     uint32_t cluster8_pct;     /* clusters of 8 on more than this % of the SMs ... */
     uint32_t cluster8_cost_kb; /* ... cost this many k-blocks more */

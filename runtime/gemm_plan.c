@@ -102,7 +102,9 @@ static uint32_t dense_flags(const bc_gemm_desc *d, const bc__gemm_config *c, con
  * there halving B's requests paid: on the H100 2048x2048x2040 38.6 -> 28.9
  * us, 4096x4096x4088 281 -> 206, 996x2586x16152 270 -> 185; 28 such
  * shapes at 0.84-0.87 of the time (geometric means). On rows on the
- * sectors it did not (2048^3 26.3 -> 27.4, 2048x2048x2032 26.3 -> 27.4),
+ * sectors it did not at 32 k-blocks (2048^3 26.3 -> 27.4, 2048x2048x2032
+ * 26.3 -> 27.4; down a long K, off the 128-byte lines, 128x128's did:
+ * BC_SM90_MC_ON_MIN_KB, change 83),
  * nor on a grid of 16 pairs (1000^3: 15.4 -> 16.3), where the pair's
  * lockstep costs more than the L2 saves: a plan takes it with at least
  * BC_MC_MIN_PAIRS_PCT % of the SMs' worth of pairs, and at least two tile
@@ -117,6 +119,13 @@ static uint32_t dense_flags(const bc_gemm_desc *d, const bc__gemm_config *c, con
  * tiles on 132 SMs), nor for fewer k-blocks than the configuration's
  * mc_min_kb (change 63): takes_mc and mc_fits_rounds below. */
 #define BC_MC_MIN_PAIRS_PCT 25u
+
+/* With rows on the sectors, an odd number of tile rows leaves the last
+ * pair's second CTA without a tile; below this many rows that idle share
+ * (one row in 3 or 5) cost more than the pairs saved (change 83:
+ * 589x13816x6528 1.33x, 294x12190x4576 1.03x; 7 rows, 797x1435x4176,
+ * 0.90). */
+#define BC_MC_ON_MIN_ODD_ROWS 7u
 
 /* A multicast twin's block of tiles (mc_shape: bit 0, two tile rows; bit
  * 1, two tile columns), its CTAs, and the blocks of a tiles_m x tiles_n
@@ -142,20 +151,25 @@ static uint64_t mc_blocks(uint32_t shape, uint64_t tiles_m, uint64_t tiles_n)
  * lines, the cluster's lockstep costs more than the requests it saves).
  *
  * Whether a plan can take its configuration's multicast twin, the rounds
- * aside (mc_fits_rounds): rows off the sectors, the configuration's
- * k-blocks, and every shared operand with two tiles to share it; the pair
- * twins also want BC_MC_MIN_PAIRS_PCT % of the SMs' worth of pairs. */
+ * aside (mc_fits_rounds): rows off the sectors (or on them but off the
+ * 128-byte lines, from the configuration's mc_on_min_kb k-blocks, on an
+ * even number of tile rows or at least BC_MC_ON_MIN_ODD_ROWS: 128x128's
+ * twin down a long K, gemm_family_sm90.c), the configuration's k-blocks,
+ * and every shared operand with two tiles to share it; the pair twins also
+ * want BC_MC_MIN_PAIRS_PCT % of the SMs' worth of pairs. */
 static int takes_mc(const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t sms)
 {
     /* the twin's maps have half boxes: a configuration with a dense-row twin as well would need them
      * told apart first (a stream-K plan never takes it: bc_gemm_plan_create); and a cluster needs its SMs */
-    const uint64_t es = bc__dtype_bytes(d->ab_type);
+    const uint64_t es = bc__dtype_bytes(d->ab_type), kb = bc__ceil_div((uint64_t)d->k, c->bk);
+    const int on_sectors = (uint64_t)d->lda * es % 32u == 0 && (uint64_t)d->ldb * es % 32u == 0;
+    const int on_lines = (uint64_t)d->lda * es % 128u == 0 && (uint64_t)d->ldb * es % 128u == 0;
     if (c->kernel_mc == 0 || c->kernel_dense != 0 || sms < mc_ctas(c->mc_shape) || d->split_k > 1 ||
-        ((uint64_t)d->lda * es % 32u == 0 && (uint64_t)d->ldb * es % 32u == 0) ||
-        bc__ceil_div((uint64_t)d->k, c->bk) < c->mc_min_kb)
+        kb < c->mc_min_kb || (on_sectors && (on_lines || c->mc_on_min_kb == 0 || kb < c->mc_on_min_kb)))
         return 0;
     const uint64_t rows = bc__ceil_div((uint64_t)d->m, c->bm), cols = bc__ceil_div((uint64_t)d->n, c->bn);
-    if (rows < mc_rows(c->mc_shape) || cols < mc_cols(c->mc_shape))
+    if (rows < mc_rows(c->mc_shape) || cols < mc_cols(c->mc_shape) ||
+        (on_sectors && rows % 2u == 1u && rows < BC_MC_ON_MIN_ODD_ROWS))
         return 0;
     return (c->mc_shape & 2u) || mc_blocks(c->mc_shape, rows, cols) * 100u >= (uint64_t)sms * BC_MC_MIN_PAIRS_PCT;
 }

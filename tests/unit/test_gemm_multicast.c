@@ -35,6 +35,7 @@ static void test_multicast_twin(void **state)
         {728, 4008, 14024, 0, "bc_gemm_sm90_128x256m", 96, 2, 128},
         {2048, 2048, 2048, 0, "bc_gemm_sm90_128x256", 128, 1, 256},   /* on the grid */
         {2048, 2048, 2032, 0, "bc_gemm_sm90_128x256", 128, 1, 256},   /* on the sectors, off the lines */
+        {728, 4008, 14016, 0, "bc_gemm_sm90_128x256", 96, 1, 256},    /* ... down 219 k-blocks (128x128's rule) */
         {2048, 2048, 2040, 2048, "bc_gemm_sm90_128x256", 128, 1, 256}, /* the same K, rows padded */
     };
     const fake_launch *l = NULL;
@@ -81,7 +82,11 @@ static void test_multicast_twin(void **state)
  * of 66 clusters as the tiles take three of 132 SMs) and a named 128x128
  * with K = 1000 (9 x 10 tiles: 50 pairs), B's box 64 rows; the same grid
  * not on the sectors (K = 1008), not below 15 k-blocks (K = 888, 14; K =
- * 904 is 15 and takes it; K = 40); not where the pairs take a round more
+ * 904 is 15 and takes it; K = 40); on the sectors only off the 128-byte
+ * lines from 64 k-blocks, on an even number of tile rows or at least 7
+ * (K = 4080; the rule's own 797x1435x4176, 7 x 12 tiles, and
+ * 3528x328x4784, 28 x 3; not K = 4016, 63 k-blocks, nor K = 4096 and 8192,
+ * on the lines, nor 589x1435x4176, 5 tile rows); not where the pairs take a round more
  * than the tiles (1584x1161x1192: 13 x 10 tiles, 70 pairs). A plan that
  * takes stream-K takes it rather than the twin (its kernel has whole
  * boxes); one whose last round stream-K declines takes the twin. */
@@ -100,6 +105,15 @@ static void test_multicast_twin_128x128(void **state)
         {1100, 1200, 888, "sm90_128x128", "bc_gemm_sm90_128x128", 90, 1, 128},
         {1100, 1200, 904, "sm90_128x128", "bc_gemm_sm90_128x128m", 100, 2, 64},
         {1100, 1200, 40, "sm90_128x128", "bc_gemm_sm90_128x128", 90, 1, 128},
+        /* rows on the sectors: off the 128-byte lines from 64 k-blocks (K = 4080; not 4016, 63), on an even
+         * number of tile rows or at least 7 (9 here; 7 and 28 below, not 5); never on the lines (K = 4096) */
+        {1100, 1200, 4080, "sm90_128x128", "bc_gemm_sm90_128x128m", 100, 2, 64},
+        {1100, 1200, 4016, "sm90_128x128", "bc_gemm_sm90_128x128", 90, 1, 128},
+        {1100, 1200, 4096, "sm90_128x128", "bc_gemm_sm90_128x128", 90, 1, 128},
+        {1100, 1200, 8192, "sm90_128x128", "bc_gemm_sm90_128x128", 90, 1, 128},
+        {797, 1435, 4176, NULL, "bc_gemm_sm90_128x128m", 96, 2, 64},
+        {589, 1435, 4176, "sm90_128x128", "bc_gemm_sm90_128x128", 60, 1, 128},
+        {3528, 328, 4784, NULL, "bc_gemm_sm90_128x128m", 84, 2, 64},
         {1584, 1161, 1192, NULL, "bc_gemm_sm90_128x128", 130, 1, 128},
     };
     const fake_launch *l = NULL;
