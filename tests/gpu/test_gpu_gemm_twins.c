@@ -140,9 +140,10 @@ static void run_multicast_shapes(gpu_env *env, const mc_shape *mc, size_t count,
  * sectors on grids of enough tile-row pairs: each plan must really run one
  * (its info), on odd tile-row counts (the last pair's second row lies past
  * M), every output type, bias, ReLU, C (aliasing D too), D rows that are
- * not 16-byte multiples, and the rule's own choice; outputs byte-identical
- * over repeated launches. Quick mode (the sanitizers' runs): the two
- * smallest shapes. */
+ * not 16-byte multiples, and the rule's own choice (128x128's with rows on
+ * the sectors too, down a long K); outputs byte-identical over repeated
+ * launches. Quick mode (the sanitizers' runs): the two smallest shapes and
+ * the one on the sectors. */
 static void test_gemm_multicast(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
@@ -156,6 +157,9 @@ static void test_gemm_multicast(void **state)
         {"sm90_128x128", "sm90_128x128", 1100, 1200, 1000, 1}, /* 9 x 10 tiles: 50 pairs, the last row's partner past M */
         {"sm90_128x128", "sm90_128x128", 1300, 2000, 3000, 0}, /* 11 x 16 tiles */
         {NULL, "sm90_128x128", 447, 3838, 3128, 0},            /* the rule's choice: 4 x 30 tiles */
+        /* the rule's choice with rows on the sectors but off the 128-byte lines, 66 k-blocks: 7 x 12 tiles,
+         * the last row's partner past M */
+        {NULL, "sm90_128x128", 797, 1435, 4176, 1},
     };
     run_multicast_shapes(env, mc, sizeof mc / sizeof mc[0], 1);
     const gcase rep = {1100, 2304, 40, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.5f, 1, 0, 0, 0, "sm90_128x256", 0, 0, 0};
@@ -168,6 +172,8 @@ static void test_gemm_multicast(void **state)
     const gcase rep4 = {447, 3838, 3128, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0, 0};
     if (!quick)
         run_repeated(env, &rep4, 50);
+    const gcase rep5 = {797, 1435, 4176, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0, 0};
+    run_repeated(env, &rep5, quick ? 5 : 50);
 }
 
 /* The multicast twins of 128x64 and 64x32 (clusters of four CTAs on
