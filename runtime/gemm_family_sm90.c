@@ -123,10 +123,11 @@
  * 0.83-1.01 of the time on all 15 of at least 64 k-blocks (3394x398x7904
  * 78.6 -> 65.0 us; rows off the 128-byte lines 0.83-1.00, on them
  * 0.85-1.01), and at 17-54 k-blocks as often slower as faster
- * (525x1314x3184 1.20x). A first check on 25 grids drawn afterwards: 0.943
- * of the time, but 1.33x slower on 5 tile rows (589x13816x6528), 1.03x on
- * 3, and 1.02-1.03x at 64 k-blocks on the lines (512x4096x4096). So rows
- * on the sectors take it only off the lines (gemm_plan.c, takes_mc), from
+ * (525x1314x3184 1.20x). A first check on 24 grids drawn afterwards and
+ * 512x4096x4096: 0.943 of the time, but four slower, three with rows on
+ * the lines (589x13816x6528 1.33x; 1.02-1.03x at 64 k-blocks,
+ * 512x4096x4096 among them) and one on 3 tile rows (1.03x). So rows on
+ * the sectors take it only off the lines (gemm_plan.c, takes_mc), from
  * BC_SM90_MC_ON_MIN_KB k-blocks, on an even number of tile rows or at
  * least 7. A second check, 22 grids drawn after that: 0.898 of the time,
  * 21 faster, one 1.015x slower. */

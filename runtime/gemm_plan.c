@@ -122,9 +122,9 @@ static uint32_t dense_flags(const bc_gemm_desc *d, const bc__gemm_config *c, con
 
 /* With rows on the sectors, an odd number of tile rows leaves the last
  * pair's second CTA without a tile; below this many rows that idle share
- * (one row in 3 or 5) cost more than the pairs saved (change 83:
- * 589x13816x6528 1.33x, 294x12190x4576 1.03x; 7 rows, 797x1435x4176,
- * 0.90). */
+ * (a quarter of the CTAs on 3 rows, a sixth on 5) cost more than the
+ * pairs saved (change 83: 294x12190x4576 on 3 rows 1.03x; 525x1314x3184 on
+ * 5 rows 1.20x, at 50 k-blocks; 797x1435x4176 on 7 rows 0.90). */
 #define BC_MC_ON_MIN_ODD_ROWS 7u
 
 /* A multicast twin's block of tiles (mc_shape: bit 0, two tile rows; bit
