@@ -131,6 +131,16 @@ static void test_multicast_twin_128x128(void **state)
         assert_string_equal(info.config, "sm90_128x128");
         assert_int_equal(info.multicast, cases[i].cluster == 2);
     }
+    /* the lines are the pitches' (lda, ldb), not K's: K = 4080 with both rows padded to 4096 elements is on the
+     * lines (no twin); with only A's padded, B's rows are still off them (the twin) */
+    bc_gemm_desc pad = base_desc(&e, 1100, 1200, 4080);
+    pad.config = "sm90_128x128";
+    pad.lda = pad.ldb = 4096;
+    launch_and_decode(&e, &pad, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x128");
+    pad.ldb = 4080;
+    launch_and_decode(&e, &pad, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x128m");
     env_close(&e);
     /* stream-K and the twin both possible: 1100x1200x8200, 9 x 10 tiles (50 pairs) in one partial round of
      * 129 k-blocks (stream-K: 88 a CTA, plus 28) */
