@@ -86,10 +86,11 @@ static void test_multicast_twin(void **state)
  * lines from 64 k-blocks, on an even number of tile rows or at least 7
  * (K = 4080; the rule's own 797x1435x4176, 7 x 12 tiles, and
  * 3528x328x4784, 28 x 3; not K = 4016, 63 k-blocks, nor K = 4096 and 8192,
- * on the lines, nor 589x1435x4176, 5 tile rows); not where the pairs take a round more
- * than the tiles (1584x1161x1192: 13 x 10 tiles, 70 pairs). A plan that
- * takes stream-K takes it rather than the twin (its kernel has whole
- * boxes); one whose last round stream-K declines takes the twin. */
+ * on the lines, nor 589x1435x4176, 5 tile rows); not where the pairs take
+ * a round more than the tiles (1584x1161x1192: 13 x 10 tiles, 70 pairs).
+ * A plan that takes stream-K takes it rather than the twin (its kernel has
+ * whole boxes); one whose last round stream-K declines takes the twin. The
+ * lines are judged by the pitches (padded rows, after the table). */
 static void test_multicast_twin_128x128(void **state)
 {
     env e;
