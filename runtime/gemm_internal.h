@@ -12,6 +12,16 @@ static inline uint32_t bc__ceil_div(uint64_t a, uint64_t b) { return (uint32_t)(
 /* Bytes per element of a GEMM operand type (f32 4, bf16 and f16 2). */
 static inline uint64_t bc__dtype_bytes(bc_dtype t) { return t == BC_DTYPE_F32 ? 4u : 2u; }
 
+/* Whether A's and B's rows both start every `bytes` bytes (their pitches
+ * in bytes are multiples of it): 32, on the L2's sectors; 128, on its
+ * lines. The rule's off-grid credit, its crowded round and the multicast
+ * twins ask it. */
+static inline int bc__gemm_rows_on(const bc_gemm_desc *d, uint64_t bytes)
+{
+    const uint64_t es = bc__dtype_bytes(d->ab_type);
+    return (uint64_t)d->lda * es % bytes == 0 && (uint64_t)d->ldb * es % bytes == 0;
+}
+
 /* One compiled-in configuration: what the plan needs to know about a kernel. */
 typedef struct bc__gemm_config {
     const char *name;

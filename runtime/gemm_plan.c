@@ -161,11 +161,11 @@ static int takes_mc(const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t sm
 {
     /* the twin's maps have half boxes: a configuration with a dense-row twin as well would need them
      * told apart first (a stream-K plan never takes it: bc_gemm_plan_create); and a cluster needs its SMs */
-    const uint64_t es = bc__dtype_bytes(d->ab_type), kb = bc__ceil_div((uint64_t)d->k, c->bk);
-    const int on_sectors = (uint64_t)d->lda * es % 32u == 0 && (uint64_t)d->ldb * es % 32u == 0;
-    const int on_lines = (uint64_t)d->lda * es % 128u == 0 && (uint64_t)d->ldb * es % 128u == 0;
+    const uint64_t kb = bc__ceil_div((uint64_t)d->k, c->bk);
+    const int on_sectors = bc__gemm_rows_on(d, 32u);
     if (c->kernel_mc == 0 || c->kernel_dense != 0 || sms < mc_ctas(c->mc_shape) || d->split_k > 1 ||
-        kb < c->mc_min_kb || (on_sectors && (on_lines || c->mc_on_min_kb == 0 || kb < c->mc_on_min_kb)))
+        kb < c->mc_min_kb ||
+        (on_sectors && (bc__gemm_rows_on(d, 128u) || c->mc_on_min_kb == 0 || kb < c->mc_on_min_kb)))
         return 0;
     const uint64_t rows = bc__ceil_div((uint64_t)d->m, c->bm), cols = bc__ceil_div((uint64_t)d->n, c->bn);
     if (rows < mc_rows(c->mc_shape) || cols < mc_cols(c->mc_shape) ||

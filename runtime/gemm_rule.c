@@ -117,12 +117,11 @@ static int sk_schedule(const bc__gemm_config *c, uint32_t tiles, uint32_t kb, ui
  * there). */
 static uint64_t off_grid_credit(const bc__gemm_config *c, const bc_gemm_desc *d, uint64_t kb)
 {
-    const uint64_t es = bc__dtype_bytes(d->ab_type), pa = (uint64_t)d->lda * es, pb = (uint64_t)d->ldb * es;
-    if (pa % 32u || pb % 32u) {
+    if (!bc__gemm_rows_on(d, 32u)) {
         const int twins = kb >= c->off_twin_min_kb && bc__ceil_div((uint64_t)d->m, c->bm) <= c->off_twin_rows;
         return c->off_twin_pct && twins ? c->off_twin_pct : c->off_sector_pct;
     }
-    if ((pa % 128u || pb % 128u) && c->off_full_kb)
+    if (!bc__gemm_rows_on(d, 128u) && c->off_full_kb)
         return c->off_line_pct * (kb < c->off_full_kb ? kb : c->off_full_kb) / c->off_full_kb;
     return 0;
 }
@@ -478,9 +477,7 @@ int bc__gemm_crowded_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__
     if (c->crowd_alt == NULL || !c->persistent || c->ctas_per_sm > 1u)
         return 0;
     const uint64_t ctas = ctas_of(c, 1, d), kb = bc__ceil_div((uint64_t)d->k, c->bk);
-    const uint64_t es = bc__dtype_bytes(d->ab_type);
-    if (kb < c->crowd_min_kb || ctas > sms || 2u * ctas <= sms ||
-        ((uint64_t)d->lda * es % 128u == 0 && (uint64_t)d->ldb * es % 128u == 0))
+    if (kb < c->crowd_min_kb || ctas > sms || 2u * ctas <= sms || bc__gemm_rows_on(d, 128u))
         return 0;
     CUfunction fn = NULL;
     const bc__gemm_config *a = rule_alt(dev, d, c->crowd_alt, &fn);
