@@ -68,6 +68,10 @@
 #define BC_SM90_CFG_64X32S 1, 32, 16, 1, 64
 #define BC_SM90_CFG_64X32M16 1, 32, 32, 0, 16
 #define BC_SM90_CFG_64X32M16S 1, 32, 32, 1, 16
+/* One tile row of 256 columns (M <= 64 in the rule): one consumer warpgroup, so
+ * a k-block is half 128x256's wgmma work for the same B bytes, and its split-K twin. */
+#define BC_SM90_CFG_64X256 1, 256, 5, 0, 64
+#define BC_SM90_CFG_64X256S 1, 256, 5, 1, 64
 #define BC__APPLY(f, ...) f(__VA_ARGS__)
 #define BC__SM90_SMEM5(cons, bn, stages, ks, ar) BC_SM90_SMEM_BYTES(cons, bn, stages, ar)
 #define BC__SM90_THREADS5(cons, bn, stages, ks, ar) BC_SM90_THREADS(cons)

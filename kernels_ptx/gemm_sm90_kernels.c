@@ -44,6 +44,7 @@ _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_128X128) <= 232448, "128x128: over th
 _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_128X64) <= 232448, "128x64: over the 227 KiB opt-in limit");
 _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_64X32) <= 232448, "64x32: over the 227 KiB opt-in limit");
 _Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_64X32M16) <= 232448, "64x32m16: over the 227 KiB opt-in limit");
+_Static_assert(BC_SM90_SMEM_OF(BC_SM90_CFG_64X256) <= 232448, "64x256: over the 227 KiB opt-in limit");
 /* two of the short-K twin on an SM's 228 KiB, each with its 1 KiB the system reserves; and its registers:
  * 2 x 384 threads x 80 at launch, and the consumers' 96 within what the producer's 40 gives back */
 _Static_assert(2 * (BC_SM90_SMEM_OF(BC_SM90_CFG_128X64T) + 1024) <= 233472, "128x64t: two do not fit an SM");
@@ -66,6 +67,7 @@ _Static_assert(128 * (256 + BC_SPLITK_PAD) * 4 <= 4 * BC_SM90_STAGE_BYTES(128, 2
 _Static_assert(128 * (128 + BC_SPLITK_PAD) * 4 <= 6 * BC_SM90_STAGE_BYTES(128, 128), "128x128 split partial");
 _Static_assert(16 * (32 + BC_SPLITK_PAD) * 4 <= 32 * BC_SM90_STAGE_BYTES(16, 32), "64x32m16s split partial");
 _Static_assert(64 * (32 + BC_SPLITK_PAD) * 4 <= 16 * BC_SM90_STAGE_BYTES(64, 32), "64x32s split partial");
+_Static_assert(64 * (256 + BC_SPLITK_PAD) * 4 <= 5 * BC_SM90_STAGE_BYTES(64, 256), "64x256s split partial");
 
 BC_SM90_KERNEL(bc_gemm_sm90_128x256, BC_SM90_CFG_128X256)
 BC_SM90_KERNEL(bc_gemm_sm90_128x256s, BC_SM90_CFG_128X256S)
@@ -79,6 +81,8 @@ BC_SM90_KERNEL(bc_gemm_sm90_64x32m16, BC_SM90_CFG_64X32M16)
 BC_SM90_KERNEL(bc_gemm_sm90_64x32m16s, BC_SM90_CFG_64X32M16S)
 BC_SM90_KERNEL(bc_gemm_sm90_64x32m16t, BC_SM90_CFG_64X32M16T)
 BC_SM90_KERNEL(bc_gemm_sm90_64x32t, BC_SM90_CFG_64X32T)
+BC_SM90_KERNEL(bc_gemm_sm90_64x256, BC_SM90_CFG_64X256)
+BC_SM90_KERNEL(bc_gemm_sm90_64x256s, BC_SM90_CFG_64X256S)
 /* the dense-row code takes consumer c's rows of A from row c * 64 and puts them at c * (ar / cons) rows
  * into the stage: the same only where a consumer's share of A is 64 rows (or there is one consumer) */
 #define BC__SM90_DENSE_SHARE_OK(cons, bn, stages, ks, ar) ((cons) == 1 || (ar) == 64 * (cons))

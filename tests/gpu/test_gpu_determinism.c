@@ -4,7 +4,7 @@
  * the fp64 CPU reference). The plan alternates between two streams, launches
  * overlapping: a whole-tile plan, a split-K plan (its partials meet in
  * distributed shared memory, so it needs no workspace and may overlap
- * itself), a plan with beta*C (C through the stage ring), one whose D rows
+ * itself; the one-row tile of 256 columns whole and split too), a plan with beta*C (C through the stage ring), one whose D rows
  * are not 16-byte multiples (the copy-out store path), a skinny-M plan, the
  * dense-row kernels (short packed rows of A copied as they lie), the
  * multicast twins (pairs of CTAs sharing B's loads, and blocks of 2 x 2
@@ -234,6 +234,11 @@ static void test_same_bytes_split_k_under_load(void **state)
     if (!gpu_is_hopper(env))
         skip(); /* split-K exists on sm_90a only */
     same_bytes_under_load(env, 200, 1000, 4096, "sm90_128x128s", 4, 0.0f); /* 2 x 8 tiles, K in 4 over clusters */
+    /* one tile row of 256 columns: the rule's choice (43 tiles, with C), and its split twin 2 ways (32 tiles) */
+    expect_kernel = "bc_gemm_sm90_64x256";
+    same_bytes_under_load(env, 56, 10928, 3088, NULL, 0, 0.5f);
+    expect_kernel = NULL;
+    same_bytes_under_load(env, 22, 8080, 5560, "sm90_64x256s", 2, 0.0f);
 }
 
 /* The portable family (the H100 runs it through the sm_90a image): a

@@ -50,7 +50,7 @@ static void test_gemm_every_config(void **state)
     gpu_env *env = GPU_ENV_OR_SKIP(state);
     static const char *const sm90[] = {"sm90_128x256", "sm90_128x256s", "sm90_128x128", "sm90_128x128s",
                                        "sm90_128x64",  "sm90_64x32",    "sm90_64x32s",   "sm90_128x64t",
-                                       "sm90_64x32t"};
+                                       "sm90_64x32t",  "sm90_64x256",   "sm90_64x256s"};
     static const char *const sm100[] = {"sm100_128x256x64_ws_s4_tmem2"};
     bc_device_info info;
     CHECK_BC(bc_device_query(env->dev, &info));
@@ -89,7 +89,7 @@ static void test_gemm_epilogue_paths(void **state)
     if (!gpu_is_hopper(env))
         skip();
     static const char *const configs[] = {"sm90_128x256", "sm90_128x128", "sm90_128x64", "sm90_64x32",
-                                          "sm90_128x64t", "sm90_64x32t"};
+                                          "sm90_128x64t", "sm90_64x32t",  "sm90_64x256"};
     static const int64_t eshapes[][3] = {{129, 520, 136}, {200, 258, 72}, {1, 33, 8}};
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++)
         for (size_t s = 0; s < sizeof eshapes / sizeof eshapes[0]; s++)
@@ -125,7 +125,8 @@ static void test_gemm_copyout_pitches(void **state)
     if (!gpu_is_hopper(env))
         skip();
     static const char *const configs[] = {"sm90_128x256", "sm90_128x128", "sm90_128x64",   "sm90_64x32",
-                                          "sm90_128x64t", "sm90_64x32m16", "sm90_64x32m16t", "sm90_64x32t"};
+                                          "sm90_128x64t", "sm90_64x32m16", "sm90_64x32m16t", "sm90_64x32t",
+                                          "sm90_64x256"};
     static const int64_t wide[][3] = {{129, 259, 72}, {200, 521, 136}}, skinny[][3] = {{13, 259, 72}, {5, 129, 8}};
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++)
         for (size_t s = 0; s < 2; s++)
