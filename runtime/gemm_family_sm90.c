@@ -247,6 +247,36 @@
         .cluster_wave_pct = (wave), .cluster8_pct = BC_SM90_CLUSTER8_PCT,                          \
         .cluster8_cost_kb = BC_SM90_CLUSTER8_COST_KB,                                              \
     }
+/* One tile row of 256 columns (64x256, one consumer warpgroup; 64x256s, K
+ * split S ways over a cluster), walked by the rule only for M <= 64 from
+ * BC_SM90_ROW_MIN_KB k-blocks, split at most BC_SM90_ROW_MAX_SPLIT ways,
+ * with 128x256's weight and the wide split's exchange. With one tile row
+ * down a long K the work is streaming B: 128x128 ran such grids at ~0.76
+ * us a k-block, and 128x256 spends two consumers' wgmma on a tile whose
+ * second 64 rows hold no output; 64x256 moves the same B bytes a k-block
+ * with half 128x256's wgmma. Forced on the H200 (PERF_NOTES.md change 85;
+ * 50 grids of M 17-64, N 1,044-16,384, K 560-15,840, seed 20261129): the
+ * 19 grids this rule moves ran in 0.61-0.94 of the rule's time before
+ * (56x10928x3088 37.2 -> 25.8 us, 22x8080x5560 51.4 -> 32.8), none slower.
+ * Its clusters of 4 hold one CTA an SM each and must fit in one GPC, as
+ * the narrow and skinny splits' do: a round of them holds
+ * BC_SM90_SKINNY_WAVE_PCT of the SMs (32 clusters of 4, 128 CTAs, took
+ * 42.7 us against 32.8 split 2 ways on 64), and a split past one round is
+ * not weighed. A check on 32 grids drawn afterwards where the rule moved
+ * the plan (then from 8 k-blocks): 0.779 of the time, 28 faster, and the
+ * four slower (1.04-1.16x) all at 8-14 k-blocks, where a tile is mostly
+ * its epilogue and one consumer warpgroup writes 64 x 256 outputs; hence
+ * 16. Splits of 8 were not measured. */
+#define BC_SM90_ROW_MAX_M 64u
+#define BC_SM90_ROW_MIN_KB 16u
+#define BC_SM90_ROW_MAX_SPLIT 4u
+#define SM90_ROW_CONFIG(nm, id, w, cons, bn_, stages, ks, ar)                                       \
+    {                                                                                              \
+        SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .tma_store = !(ks), .split = (ks),          \
+        .persistent = !(ks), .split_cost_kb = BC_SPLIT_COST_KB,                                    \
+        .cluster_wave_pct = (ks) ? BC_SM90_SKINNY_WAVE_PCT : 0u, .rule_max_split = BC_SM90_ROW_MAX_SPLIT, \
+        .rule_min_kb = BC_SM90_ROW_MIN_KB, .rule_max_m = BC_SM90_ROW_MAX_M,                         \
+    }
 /* The dot kernel (kernels_ptx/gemm_dot.c: CUDA cores, every output one dot
  * product down K, K split over a cluster, the larger side's rows over the
  * clusters): the rule takes it outright where the smaller side has at most
@@ -290,6 +320,9 @@ static const bc__gemm_config configs[] = {
     /* its short-K twin: four CTAs an SM for K of one or two k-blocks */
     BC__APPLY(SM90_SHORT_K_CONFIG, "64x32m16t", BC_K_GEMM_SM90_64X32M16T, BC_K_GEMM_SM90_64X32M16TD, 30, 4,
               BC_SM90_SKINNY_SHORT_K_MIN_M, BC_SM90_CFG_64X32M16T),
+    /* one tile row of 256 columns (M <= 64), and its split-K twin */
+    BC__APPLY(SM90_ROW_CONFIG, "64x256", BC_K_GEMM_SM90_64X256, 100, BC_SM90_CFG_64X256),
+    BC__APPLY(SM90_ROW_CONFIG, "64x256s", BC_K_GEMM_SM90_64X256S, 100, BC_SM90_CFG_64X256S),
     /* a few rows or columns of outputs down K: one dot product an output (tile 1 x 1, K in 16-byte chunks) */
     {.name = "sm90_dot", .bm = 1, .bn = 1, .bk = 8, .threads = BC_DOT_THREADS, .smem_bytes = BC_DOT_SMEM_BYTES,
      .weight_pct = 30, .pdl = 1, .dot_max_out = BC_DOT_MAX_OUT, .dot_min_k = BC_SM90_DOT_MIN_K,

@@ -50,6 +50,9 @@ typedef struct bc__gemm_config {
     uint32_t ctas_per_sm;    /* persistent: CTAs an SM holds at once (0 counts as 1) */
     int pdl;                 /* the kernel waits for the previous grid (griddepcontrol.wait) */
     uint32_t max_m;          /* 0: any M; else a skinny-M kernel, only for M <= max_m */
+    uint32_t rule_min_kb;    /* the rule walks it only from this many k-blocks (0: any) */
+    uint32_t rule_max_m;     /* 0: the rule walks it for any M; else only for M <= rule_max_m (a plan that names
+                                it takes any M) */
     uint32_t max_kb;         /* 0: any K; else a short-K kernel the rule takes for K of at most max_kb k-blocks */
     uint32_t min_m;          /* a short-K kernel: only for M >= min_m (the skinny ones keep M below) */
     uint32_t sm_share;       /* a short-K kernel: only with tiles for at least 1 / sm_share of the SMs (0: any number) */
@@ -58,6 +61,7 @@ typedef struct bc__gemm_config {
     bc__kernel_id kernel_dense; /* 0: none; else its dense-row kernel (BC_GEMM_F_DENSE_A: A's short rows copied) */
     uint32_t dense_min_pct;     /* ... taken only where it saves this % of A's row requests (gemm_plan.c) */
     uint32_t split_cost_kb;  /* split-K: the rule's cost of the exchange, in k-blocks */
+    uint32_t rule_max_split; /* split-K: the rule's largest split (0: BC_MAX_SPLIT_K; a split asked for may be more) */
     bc__kernel_id kernel_sk; /* 0: none; else its stream-K twin (sk_sched.h; the optional group BC_KERNELS_STREAM_K) */
     bc__kernel_id kernel_mc; /* 0: none; else its multicast twin (clusters sharing A's or B's loads; gemm_plan.c) */
     uint32_t mc_shape;       /* ... its blocks of tiles (kernels_ptx/gemm_sm90.c, SM90_MC): bit 0, two tile rows

@@ -42,7 +42,8 @@ static uint32_t split_options(const bc__gemm_config *c, uint32_t want, uint32_t 
         return 0;
     uint32_t n = 0;
     for (uint32_t s = 2; s <= BC_MAX_SPLIT_K && s <= k_blocks; s *= 2)
-        out[n++] = s;
+        if (want >= 2 || !c->rule_max_split || s <= c->rule_max_split)
+            out[n++] = s;
     if (want >= 2 && n > 0) { /* the largest power of two not above want */
         while (n > 1 && out[n - 1] > want)
             n--;
@@ -291,6 +292,9 @@ static void rule_pick(const bc__gemm_family *f, const bc__gemm_config *named, co
         if (named != NULL ? named != c : (uint32_t)dev->info.smem_per_block_optin < c->smem_bytes)
             continue;
         if (c->max_m != 0 && (uint64_t)d->m > c->max_m) /* a skinny-M configuration out of its range */
+            continue;
+        if (named == NULL && ((c->rule_max_m != 0 && (uint64_t)d->m > c->rule_max_m) ||
+                              bc__ceil_div((uint64_t)d->k, c->bk) < c->rule_min_kb))
             continue;
         if (c->dot_max_out != 0 && !takes_dot(c, d, (uint32_t)dev->info.sm_count, named != NULL))
             continue;

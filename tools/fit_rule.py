@@ -87,9 +87,10 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
     # plan's choice, not the rule's), SM90_CONFIG_SK(name, id, sk_id, weight, cfg) (a whole-tile one with a
     # stream-K twin, which the rule weighs only where a plan allows stream-K: not modelled here),
     # SM90_CONFIG_SK_MC(name, id, sk_id, mc_id, weight, cfg) or SM90_CONFIG_SK_MC4(...) (both twins),
-    # SM90_SPLIT_CONFIG(name, id, weight, cost, wave, cfg) or
-    # SM90_SHORT_K_CONFIG(name, id, dense_id, weight, per_sm, min_m, cfg), in table order
-    entry = (r'BC__APPLY\((SM90_CONFIG_SK_MC4|SM90_CONFIG_SK_MC|SM90_CONFIG_SK|SM90_CONFIG_MC|SM90_CONFIG|SM90_SPLIT_CONFIG|SM90_SHORT_K_CONFIG),'
+    # SM90_SPLIT_CONFIG(name, id, weight, cost, wave, cfg),
+    # SM90_SHORT_K_CONFIG(name, id, dense_id, weight, per_sm, min_m, cfg) or
+    # SM90_ROW_CONFIG(name, id, weight, cfg) (one tile row: M, K and split bounds), in table order
+    entry = (r'BC__APPLY\((SM90_ROW_CONFIG|SM90_CONFIG_SK_MC4|SM90_CONFIG_SK_MC|SM90_CONFIG_SK|SM90_CONFIG_MC|SM90_CONFIG|SM90_SPLIT_CONFIG|SM90_SHORT_K_CONFIG),'
              r'\s*"([^"]+)",\s*\w+,\s*(?:BC_K_\w+,\s*){0,2}'
              r'(\d+),\s*'
              r'(?:(\w+),\s*(\w+),\s*)?(\w+)\)')
@@ -107,6 +108,12 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
             cfg["wave_pct"] = define(plan, x2)
             cfg["c8_pct"] = define(plan, "BC_SM90_CLUSTER8_PCT")  # clusters of 8 past this share of the SMs ...
             cfg["c8_cost"] = define(plan, "BC_SM90_CLUSTER8_COST_KB")  # ... cost this many k-blocks more
+        if kind == "SM90_ROW_CONFIG":  # walked only for M <= rule_max_m from rule_min_kb k-blocks, split at most
+            cfg["rule_max_m"] = define(plan, "BC_SM90_ROW_MAX_M")  # rule_max_split ways; its split's clusters
+            cfg["rule_min_kb"] = define(plan, "BC_SM90_ROW_MIN_KB")  # the skinny ones' wave share
+            cfg["rule_max_split"] = define(plan, "BC_SM90_ROW_MAX_SPLIT")
+            if ks:
+                cfg["wave_pct"] = define(plan, "BC_SM90_SKINNY_WAVE_PCT")
         if kind == "SM90_SHORT_K_CONFIG":  # taken outright for K of at most max_kb k-blocks and M >= min_m
             cfg["max_kb"] = define(plan, "BC_SM90_SHORT_K_MAX_KB")
             cfg["min_m"] = define(plan, x2)  # (CTAs per SM, least M)
@@ -162,12 +169,13 @@ def cdiv(a, b):
 
 
 def split_options(cfg, k, rule):
-    """Splits the rule considers (desc.split_k = 0): 1 for whole tiles, 2, 4, 8 up to the k-blocks for split-K."""
+    """Splits the rule considers (desc.split_k = 0): 1 for whole tiles, 2, 4, 8 up to the k-blocks (and the
+    configuration's rule_max_split) for split-K."""
     kb = cdiv(k, rule["bk"])
     if not cfg["split"]:
         return [1]
     out, s = [], 2
-    while s <= rule["max_split"] and s <= kb:
+    while s <= min(rule["max_split"], cfg.get("rule_max_split") or rule["max_split"]) and s <= kb:
         out.append(s)
         s *= 2
     return out
@@ -227,9 +235,10 @@ def short_k_takes(cfg, m, n, k, sms):
 
 def candidates(m, n, k, rule, sms):
     """Configurations the rule weighs: a skinny-M one only within its M range, a short-K one only where it
-    takes the problem (short_k_takes)."""
+    takes the problem (short_k_takes), a one-row one only within its M and from its k-blocks."""
     return [(cfg, s) for cfg in rule["configs"] if not cfg.get("max_m") or m <= cfg["max_m"]
             if not cfg.get("max_kb") or short_k_takes(cfg, m, n, k, sms)
+            if not cfg.get("rule_max_m") or (m <= cfg["rule_max_m"] and cdiv(k, cfg["bk"]) >= cfg["rule_min_kb"])
             for s in split_options(cfg, k, rule)]
 
 

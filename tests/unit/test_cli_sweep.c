@@ -522,6 +522,8 @@ static void test_python_rule_matches_plans(void **state)
         {2642, 2648, 256}, {2642, 2648, 320}, {3638, 4136, 248}, {3544, 6196, 192},
         /* the twins' credit off the sectors: 16 and 17 tile rows, 15 and 14 k-blocks */
         {2048, 2100, 5416}, {2049, 2100, 5416}, {2048, 2100, 904}, {2048, 2100, 888},
+        /* one tile row of 256 columns: M 64 and 65, 16 and 15 k-blocks, split 4 (not 8) and 2 (not 4) */
+        {64, 10928, 3088}, {65, 10928, 3088}, {56, 10928, 1024}, {56, 10928, 960}, {32, 2560, 16384}, {22, 8080, 5560},
     };
     const int n_edges = (int)(sizeof edges / sizeof edges[0]);
     char in_path[] = "/tmp/bc_rule_in_XXXXXX";

@@ -2,7 +2,8 @@
  * the documented choices on the benchmark list's shapes, the credit of the
  * wide tiles for rows off the 128-byte grid, 128x128 for D rows off 16
  * bytes on large short-K grids, the skinny split within one round of
- * clusters, and N = 1 run transposed. */
+ * clusters, one tile row of 256 columns for M <= 64, and N = 1 run
+ * transposed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -287,6 +288,55 @@ static void test_skinny_split_one_round(void **state)
     d = base_desc(&e, 1, 2048, 4640);
     d.split_k = 8;
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
+    env_close(&e);
+}
+
+/* One tile row of 256 columns (gemm_family_sm90.c, SM90_ROW_CONFIG): for M
+ * <= 64 from 16 k-blocks, whole or split at most 4 ways within one round of
+ * its clusters. Each bound at its edge: M 64 against 65 (128x128 above),
+ * 16 k-blocks against 15, a split of 4 where 8 would cost less (10 tiles), 2
+ * where 4 ways' 128 CTAs in clusters of 4 are past the 99 a round holds
+ * (32 tiles). A split the caller names is kept. */
+static void test_row_tile(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    const fake_launch *l = NULL;
+    bc_gemm_desc d = base_desc(&e, 56, 10928, 3088); /* 43 tiles down 49 k-blocks */
+    bc_gemm_params p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x256");
+    assert_int_equal(p.split_k, 1);
+    assert_int_equal(l->grid[0], 43);
+    d = base_desc(&e, 64, 10928, 3088);
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x256");
+    d = base_desc(&e, 65, 10928, 3088);
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x128");
+    d = base_desc(&e, 56, 10928, 1024); /* 16 k-blocks */
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x256");
+    d = base_desc(&e, 56, 10928, 960); /* 15 */
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x128");
+    d = base_desc(&e, 32, 2560, 16384); /* 10 tiles down 256 k-blocks */
+    p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x256s");
+    assert_int_equal(p.split_k, 4);
+    assert_int_equal(l->grid[0], 40);
+    d = base_desc(&e, 22, 8080, 5560); /* 32 tiles down 87 k-blocks */
+    p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x256s");
+    assert_int_equal(p.split_k, 2);
+    d = base_desc(&e, 32, 2560, 16384);
+    d.config = "sm90_64x256s";
+    d.split_k = 8;
+    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
+    d = base_desc(&e, 300, 2560, 64); /* named, any M and K */
+    d.config = "sm90_64x256";
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x256");
+    assert_int_equal(l->grid[0], 50);
     env_close(&e);
 }
 
@@ -647,6 +697,7 @@ int main(void)
         ft_test(test_off_grid_credit),
         ft_test(test_unaligned_d_alt),
         ft_test(test_skinny_split_one_round),
+        ft_test(test_row_tile),
         ft_test(test_n1_transposed),
         ft_test(test_dot_kernel),
         ft_test(test_sk_schedule),
