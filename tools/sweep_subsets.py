@@ -51,6 +51,7 @@ SUBSETS = [
     ("short-K twins (`sm90_128x64t`, `sm90_64x32t`)", lambda r: _cfg(r, "sm90_128x64t", "sm90_64x32t")),
     ("on the skinny short-K twin (`sm90_64x32m16t`, transposed or not)", lambda r: _cfg(r, "sm90_64x32m16t")),
     ("narrow split (`sm90_64x32s`)", lambda r: _cfg(r, "sm90_64x32s")),
+    ("one tile row of 256 columns (`sm90_64x256`, `sm90_64x256s`)", lambda r: _cfg(r, "sm90_64x256")),
 ]
 
 

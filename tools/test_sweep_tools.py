@@ -367,6 +367,12 @@ class Subsets(unittest.TestCase):
         self.check(t, "narrow split (`sm90_64x32s`)", 1, 1.0, 1.0)
         self.check(t, "... on the multicast twin (`NAME^M`)", 0, None, None)
 
+    def test_row_tile_subset(self):
+        t = self.table([(56, 10928, 3088, "plain", "PASS", "0.8", "sm90_64x256"),
+                        (22, 8080, 5560, "bias", "PASS", "1.25", "sm90_64x256s"),
+                        (56, 10928, 3088, "plain", "PASS", "2.0", "sm90_128x256")])
+        self.check(t, "one tile row of 256 columns (`sm90_64x256`, `sm90_64x256s`)", 2, 1.0, 0.8)
+
     def test_multicast_subset(self):
         t = self.table([(4096, 4096, 4088, "plain", "PASS", "0.8", "sm90_128x256^M"),
                         (4096, 4096, 4096, "plain", "PASS", "2.0", "sm90_128x256")])
