@@ -251,13 +251,14 @@
  * split S ways over a cluster), walked by the rule only for M <= 64 from
  * BC_SM90_ROW_MIN_KB k-blocks, split at most BC_SM90_ROW_MAX_SPLIT ways,
  * with 128x256's weight and the wide split's exchange. With one tile row
- * down a long K the work is streaming B: 128x128 ran such grids at ~0.76
- * us a k-block, and 128x256 spends two consumers' wgmma on a tile whose
- * second 64 rows hold no output; 64x256 moves the same B bytes a k-block
- * with half 128x256's wgmma. Forced on the H200 (PERF_NOTES.md change 85;
- * 50 grids of M 17-64, N 1,044-16,384, K 560-15,840, seed 20261129): the
- * 19 grids this rule moves ran in 0.61-0.94 of the rule's time before
- * (56x10928x3088 37.2 -> 25.8 us, 22x8080x5560 51.4 -> 32.8), none slower.
+ * down a long K the work is streaming B: 128x128 ran such grids at
+ * 0.52-0.90 us a k-block, and 128x256 spends two consumers' wgmma on a
+ * tile whose second 64 rows hold no output; 64x256 moves the same B bytes
+ * a k-block with half 128x256's wgmma. Forced on the H200 (PERF_NOTES.md
+ * change 85; 50 grids of M 17-64, N 1,037-16,384, K 560-15,840, 44 of them
+ * drawn from seed 20261129): the 19 grids this rule moves ran in 0.61-0.94
+ * of the rule's time before (56x10928x3088 37.2 -> 25.8 us, 22x8080x5560
+ * 51.4 -> 32.8), none slower.
  * Its clusters of 4 hold one CTA an SM each and must fit in one GPC, as
  * the narrow and skinny splits' do: a round of them holds
  * BC_SM90_SKINNY_WAVE_PCT of the SMs (32 clusters of 4, 128 CTAs, took

@@ -28,7 +28,8 @@ static const char *const kernel_names[BC__KERNEL_COUNT] = {
 const char *bc__gemm_kernel_name(bc__kernel_id id) { return kernel_names[id]; }
 
 /* The split counts the rule considers for configuration c: 1 for a
- * whole-tile kernel; 2, 4, 8 (at most the k-blocks) for a split-K kernel.
+ * whole-tile kernel; 2, 4, 8 (at most the k-blocks, and at most the
+ * configuration's rule_max_split) for a split-K kernel.
  * desc.split_k = 1 keeps only whole-tile kernels; S >= 2 only split-K
  * kernels with the largest power of two <= min(S, 8, k-blocks), or the
  * whole-tile ones when K has a single k-block (nothing to split). */

@@ -6,7 +6,7 @@
 #include "resident_internal.h"
 
 /* The resident kernel of each sm_90a configuration that has one: the
- * whole-tile ones but 128x256, and the narrow and skinny split-K ones,
+ * whole-tile ones but 128x256 and 64x256 (and its split twin 64x256s), and the narrow and skinny split-K ones,
  * which run in their whole-tile twins' kernels (the same tile and ring; the
  * partials go through global memory instead of the cluster's shared
  * memory), as do the short-K twins 128x64t, 64x32t and 64x32m16t (the

@@ -296,7 +296,8 @@ static void test_skinny_split_one_round(void **state)
  * its clusters. Each bound at its edge: M 64 against 65 (128x128 above),
  * 16 k-blocks against 15, a split of 4 where 8 would cost less (10 tiles), 2
  * where 4 ways' 128 CTAs in clusters of 4 are past the 99 a round holds
- * (32 tiles). A split the caller names is kept. */
+ * (32 tiles), also where the plan names the split twin without a split.
+ * A split the caller asks for is kept. */
 static void test_row_tile(void **state)
 {
     env e;
@@ -329,7 +330,8 @@ static void test_row_tile(void **state)
     assert_string_equal(l->kernel, "bc_gemm_sm90_64x256s");
     assert_int_equal(p.split_k, 2);
     d = base_desc(&e, 32, 2560, 16384);
-    d.config = "sm90_64x256s";
+    d.config = "sm90_64x256s"; /* named without a split: still at most 4 ways */
+    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 4);
     d.split_k = 8;
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
     d = base_desc(&e, 300, 2560, 64); /* named, any M and K */

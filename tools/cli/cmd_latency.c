@@ -56,7 +56,7 @@ static void usage(FILE *f)
             "(resident-memcpy) or by the kernel itself (resident-zerocopy). --sm-count, --spin-ns and\n"
             "--max-sleep-ns configure the executor (README, \"Resident executor\"). Every mode measures the same\n"
             "plans; the executor runs them when they share one resident kernel (whole-tile plans of one\n"
-            "configuration but sm90_128x256, each with its split-K and short-K twins: sm90_64x32 with sm90_64x32s\n"
+            "configuration but sm90_128x256 and sm90_64x256, each with its split-K and short-K twins: sm90_64x32 with sm90_64x32s\n"
             "and sm90_64x32t, sm90_64x32m16 with sm90_64x32m16s and sm90_64x32m16t, sm90_128x64 with sm90_128x64t):\n"
             "else pin --config or --split 1.\n",
             BC_EXIT_VERIFY);

@@ -60,7 +60,7 @@ bc_status bc_resident_config_default(bc_resident_config *out_cfg);
  * epilogues in one device block, the barriers between dependent operations,
  * the doorbell and completion words in the pinned host pool. The plans must
  * be sm_90a plans that run in one resident kernel: one whole-tile
- * configuration (every one but sm90_128x256), or sm90_64x32m16 and its
+ * configuration (every one but sm90_128x256 and sm90_64x256), or sm90_64x32m16 and its
  * split-K and short-K twins sm90_64x32m16s and sm90_64x32m16t mixed, or
  * sm90_64x32 and its split-K and short-K twins sm90_64x32s and sm90_64x32t
  * mixed, or sm90_128x64 and its
