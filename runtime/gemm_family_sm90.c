@@ -57,11 +57,11 @@
     .off_line_pct = (bn_) >= BC_SM90_OFF_MIN_BN ? BC_SM90_OFF_LINE_PCT : 0u,                       \
     .off_sector_pct = (bn_) >= BC_SM90_OFF_MIN_BN ? BC_SM90_OFF_SECTOR_PCT : 0u,                   \
     .off_full_kb = BC_SM90_OFF_FULL_KB, .kernel = {{id, id, id}, {id, id, id}}
-#define SM90_CONFIG(nm, id, w, cons, bn_, stages, ks, ar)                                          \
-    {                                                                                              \
-        SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .tma_store = !(ks), .split = (ks),          \
-        .persistent = !(ks), .split_cost_kb = BC_SPLIT_COST_KB,                                    \
-    }
+/* A whole tile (ks 0, persistent, TMA store) or its cluster split (ks 1). */
+#define SM90_TILE(nm, id, w, cons, bn_, stages, ks, ar)                                            \
+    SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .tma_store = !(ks), .split = (ks),              \
+        .persistent = !(ks), .split_cost_kb = BC_SPLIT_COST_KB
+#define SM90_CONFIG(nm, id, w, cons, bn_, stages, ks, ar) {SM90_TILE(nm, id, w, cons, bn_, stages, ks, ar)}
 /* What a whole-tile configuration with twins shares with SM90_CONFIG's
  * whole tiles; each twin macro below adds its kernels. */
 #define SM90_WHOLE(nm, id, w, cons, bn_, stages, ar)                                               \
@@ -271,10 +271,9 @@
 #define BC_SM90_ROW_MAX_M 64u
 #define BC_SM90_ROW_MIN_KB 16u
 #define BC_SM90_ROW_MAX_SPLIT 4u
-#define SM90_ROW_CONFIG(nm, id, w, cons, bn_, stages, ks, ar)                                       \
+#define SM90_ROW_CONFIG(nm, id, w, cons, bn_, stages, ks, ar)                                      \
     {                                                                                              \
-        SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .tma_store = !(ks), .split = (ks),          \
-        .persistent = !(ks), .split_cost_kb = BC_SPLIT_COST_KB,                                    \
+        SM90_TILE(nm, id, w, cons, bn_, stages, ks, ar),                                           \
         .cluster_wave_pct = (ks) ? BC_SM90_SKINNY_WAVE_PCT : 0u, .rule_max_split = BC_SM90_ROW_MAX_SPLIT, \
         .rule_min_kb = BC_SM90_ROW_MIN_KB, .rule_max_m = BC_SM90_ROW_MAX_M,                         \
     }
