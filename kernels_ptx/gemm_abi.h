@@ -48,13 +48,17 @@
 #define BC_SM90_CFG_128X128S 2, 128, 6, 1, 128
 #define BC_SM90_CFG_128X64 2, 64, 8, 0, 128
 #define BC_SM90_CFG_64X32 1, 32, 16, 0, 64
-/* The short-K twin of 128x64 (2 stages: a tile of one or two k-blocks needs
- * no deeper ring) that fits two CTAs on an SM: ~81 KiB of shared memory and
- * 80 registers a thread at launch (build.ninja's .maxnreg; consumers 96
- * after setmaxnreg), so twice the epilogue warps hide each other's
- * latency. */
-#define BC_SM90_CFG_128X64T 2, 64, 2, 0, 128
-#define BC_SM90_SHORT_K_STAGES 2
+/* The short-K twin of 128x64 that fits two CTAs on an SM: 3 stages, ~105
+ * KiB of shared memory (two fit the SM's 228 KiB; a fourth stage would
+ * not) and 80 registers a thread at launch (build.ninja's .maxnreg;
+ * consumers 96 after setmaxnreg), so twice the epilogue warps hide each
+ * other's latency. The third stage keeps a tile's loads in flight while
+ * the one before holds its C, and carries three and four k-blocks
+ * (kernels_ptx/PERF_NOTES.md, change 86). BC_SM90_SHORT_K_STAGES: the
+ * short-K twins have at most this many stages, and no other configuration
+ * has so few (gemm_sm90.c tells them apart by it). */
+#define BC_SM90_CFG_128X64T 2, 64, 3, 0, 128
+#define BC_SM90_SHORT_K_STAGES 3
 #define BC_SM90_SHORT_K_LAUNCH_REGS 80
 #define BC_SM90_SHORT_K_CONSUMER_REGS 96
 /* ... and of the skinny 64x32m16 (one consumer warpgroup): four CTAs on an
