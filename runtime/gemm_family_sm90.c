@@ -168,7 +168,7 @@
  * 1.039x slower. */
 #define BC_SM90_CROWD_MIN_KB 24u
 #define BC_SM90_CROWD_ALT(cons, bn_) ((cons) == 2u && (bn_) == 64u ? "sm90_128x128" : (const char *)0)
-/* The short-K twin of 128x64 (two CTAs an SM, a 2-stage ring): the rule
+/* The short-K twin of 128x64 (two CTAs an SM, a 3-stage ring): the rule
  * takes it outright for K of at most 2 k-blocks (128) and M above the
  * skinny range, where the epilogue is most of a tile's time and twice its
  * warps per SM hide each other's latency (PERF_NOTES.md change 42: 1.2-1.4x
@@ -179,6 +179,13 @@
  * skinny configurations below M = 17, so that an M <= 16 network keeps to
  * the kernels one resident executor runs. */
 #define BC_SM90_SHORT_K_MAX_KB 2u
+/* With its third stage (change 86) it also takes 3 and 4 k-blocks where
+ * its tiles outnumber half the SMs and A's and B's rows lie on the 32-byte
+ * sectors. Forced on 16 grids of M and N 1,000-16,384 at K 136-256 (H200),
+ * it took 0.76-0.93 of the rule's time on all 9 with rows on the sectors
+ * (the rule's 128x128; 4108x2152x192 15.6 -> 11.9 us); off the sectors it
+ * lost 5 of 7 (up to 1.26x against 128x256's multicast twin). */
+#define BC_SM90_SHORT_K_SECTOR_KB 4u
 #define BC_SM90_SHORT_K_MIN_M 17u
 #define BC_SM90_SHORT_K_SM_SHARE 4u
 /* The skinny one's twin (64x32m16t, four CTAs an SM) takes the same K
@@ -228,6 +235,7 @@
     {                                                                                              \
         SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .max_kb = BC_SM90_SHORT_K_MAX_KB,           \
         .wide_max_kb = (min_m_) <= 1u ? BC_SM90_SKINNY_SHORT_K_WIDE_KB : 0u,                        \
+        .sector_max_kb = (cons) > 1u ? BC_SM90_SHORT_K_SECTOR_KB : 0u,                              \
         .min_m = (min_m_), .sm_share = 64u * (cons) * (bn_) > 2048u ? BC_SM90_SHORT_K_SM_SHARE : 0u,  \
         .tma_store = 1, .persistent = 1, .ctas_per_sm = (per_sm), .kernel_dense = (dense),         \
         .dense_min_pct = (cons) > 1 ? BC_SM90_DENSE_MIN_PCT_2CONS : 0u,                            \

@@ -252,13 +252,16 @@ static int takes_dot(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t s
 }
 
 /* Whether the rule weighs short-K configuration c for d: K within its
- * k-blocks, or within its wide k-blocks when its tiles outnumber half the
- * SMs; M from its least; tiles for its share of the SMs (gemm_family_sm90.c
- * says why each). */
+ * k-blocks, or, when its tiles outnumber half the SMs, within its wide
+ * k-blocks, or within its sector k-blocks with A's and B's rows on the
+ * 32-byte sectors; M from its least; tiles for its share of the SMs
+ * (gemm_family_sm90.c says why each). */
 static int short_k_takes(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t sms)
 {
     const uint64_t kb = bc__ceil_div((uint64_t)d->k, c->bk), tiles = ctas_of(c, 1, d);
-    if (kb > c->max_kb && (kb > c->wide_max_kb || 2u * tiles <= sms))
+    const int many = 2u * tiles > sms;
+    if (kb > c->max_kb && !(many && kb <= c->wide_max_kb) &&
+        !(many && kb <= c->sector_max_kb && bc__gemm_rows_on(d, 32u)))
         return 0;
     return (uint64_t)d->m >= c->min_m && !(c->sm_share && c->sm_share * tiles < sms);
 }

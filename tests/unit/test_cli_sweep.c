@@ -524,6 +524,9 @@ static void test_python_rule_matches_plans(void **state)
         {2048, 2100, 5416}, {2049, 2100, 5416}, {2048, 2100, 904}, {2048, 2100, 888},
         /* one tile row of 256 columns: M 64 and 65, 16 and 15 k-blocks, split 4 (not 8) and 2 (not 4) */
         {64, 10928, 3088}, {65, 10928, 3088}, {56, 10928, 1024}, {56, 10928, 960}, {32, 2560, 16384}, {22, 8080, 5560},
+        /* 128x64t at 3 and 4 k-blocks: 67 and 66 tiles (57 and 58 on 114 SMs), 5 k-blocks, rows off the sectors */
+        {128, 4288, 192}, {128, 4224, 192}, {128, 3712, 192}, {128, 3648, 192}, {128, 4288, 256}, {128, 4288, 264},
+        {2048, 2048, 136}, {2048, 2048, 144},
     };
     const int n_edges = (int)(sizeof edges / sizeof edges[0]);
     char in_path[] = "/tmp/bc_rule_in_XXXXXX";

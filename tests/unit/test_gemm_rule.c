@@ -1,9 +1,9 @@
 /* The configuration rule on the fake driver (an H100-like device, 132 SMs):
  * the documented choices on the benchmark list's shapes, the credit of the
  * wide tiles for rows off the 128-byte grid, 128x128 for D rows off 16
- * bytes on large short-K grids, the skinny split within one round of
- * clusters, one tile row of 256 columns for M <= 64, and N = 1 run
- * transposed. */
+ * bytes on large short-K grids, 128x64t at 3 and 4 k-blocks with rows on
+ * the sectors, the skinny split within one round of clusters, one tile row
+ * of 256 columns for M <= 64, and N = 1 run transposed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -44,11 +44,13 @@ static void test_config_rule(void **state)
         {27, 9, 5192, "bc_gemm_sm90_64x32s", 0},       {64, 1024, 2048, "bc_gemm_sm90_64x32s", 0},
         {60, 768, 768, "bc_gemm_sm90_64x32", 0},
         /* K of at most 2 k-blocks and M above 16: a short-K twin outright, 128x64t or 64x32t by the cost
-         * (ties to 64x32t), however many outputs; 3 k-blocks: the cost model; M <= 16: the skinny short-K twin, whatever its tile
-         * count (its tile is 64x32m16's), and at 3 or 4 k-blocks with more tiles than half the SMs (67 of
-         * 132: N = 2113; 66 tiles, N = 2112, keep the whole-tile kernel; 5 k-blocks never) */
+         * (ties to 64x32t), however many outputs; 3 and 4 k-blocks: 128x64t where its tiles outnumber half
+         * the SMs and the rows lie on the 32-byte sectors (test_short_k_sectors), else the cost model; M <= 16:
+         * the skinny short-K twin, whatever its tile count (its tile is 64x32m16's), and at 3 or 4 k-blocks with
+         * more tiles than half the SMs (67 of 132: N = 2113; 66 tiles, N = 2112, keep the whole-tile kernel; 5
+         * k-blocks never) */
         {4132, 3275, 16, "bc_gemm_sm90_128x64t", 0},   {2048, 2048, 128, "bc_gemm_sm90_128x64t", 0},
-        {17, 4096, 64, "bc_gemm_sm90_64x32t", 0},      {2048, 2048, 192, "bc_gemm_sm90_128x128", 0},
+        {17, 4096, 64, "bc_gemm_sm90_64x32t", 0},      {2048, 2048, 192, "bc_gemm_sm90_128x64t", 0},
         {256, 2890, 64, "bc_gemm_sm90_128x64t", 0},    {1000, 300, 64, "bc_gemm_sm90_64x32t", 0},
         {4000, 51, 128, "bc_gemm_sm90_64x32t", 0},     {4000, 300, 128, "bc_gemm_sm90_128x64t", 0},
         {7000, 7168, 64, "bc_gemm_sm90_128x64t", 0}, /* (7191, D rows off 16 bytes: test_unaligned_d_alt) */
@@ -84,13 +86,14 @@ static void test_config_rule(void **state)
         /* at the bound: 1x1536x4096 24 rows x 256 chunks x 2 = 12288 (2x1024x4096 16 x 256 x 3), 1x1650x4096 25 */
         {1, 1536, 4096, "bc_gemm_sm90_dot", 2},        {2, 1024, 4096, "bc_gemm_sm90_dot", 2},
         {1, 1650, 4096, "bc_gemm_sm90_64x32m16s", 0},
-        /* up to 4 k-blocks 128x256 costs 20% more (its epilogue is most of a tile there): 128x128, and
-         * 128x256 again from 5 k-blocks (2642x2648x320: 231 tiles of 128x256, 2 rounds x 2 x 5 / 100 =
-         * 0.200 against 128x128's 4 x 5 / 90 = 0.222; at 256, 0.192 against 0.178); rows off the sectors
-         * keep 128x256's credit (17%), which nearly cancels the surcharge (3638x4136x248: 493 tiles, 4 x 2
-         * x 4 / 100 x 1.20 / 1.17 = 0.328 against 8 x 4 / 90 = 0.356) */
-        {2642, 2648, 256, "bc_gemm_sm90_128x128", 1},  {2642, 2648, 320, "bc_gemm_sm90_128x256", 1},
-        {3638, 4136, 248, "bc_gemm_sm90_128x256", 1},  {3544, 6196, 192, "bc_gemm_sm90_128x128", 1},
+        /* up to 4 k-blocks 128x256 costs 20% more (its epilogue is most of a tile there), and 128x256 again
+         * from 5 k-blocks (2642x2648x320: 231 tiles of 128x256, 2 rounds x 2 x 5 / 100 = 0.200 against
+         * 128x128's 4 x 5 / 90 = 0.222); rows off the sectors keep 128x256's credit (17%), which nearly
+         * cancels the surcharge (3638x4136x248: 493 tiles, 4 x 2 x 4 / 100 x 1.20 / 1.17 = 0.328 against 8 x 4
+         * / 90 = 0.356). On the sectors 128x64t now takes 3 and 4 k-blocks on such grids (2642x2648x256 and
+         * 3544x6196x192 went to 128x128 by the surcharge before). */
+        {2642, 2648, 256, "bc_gemm_sm90_128x64t", 1},  {2642, 2648, 320, "bc_gemm_sm90_128x256", 1},
+        {3638, 4136, 248, "bc_gemm_sm90_128x256", 1},  {3544, 6196, 192, "bc_gemm_sm90_128x64t", 1},
         /* a single round of 128x64 on more than half the SMs (67..132 tiles) where 128x128's is on less than
          * half (at most 65), from 24 k-blocks, A's and B's rows off the 128-byte lines: 128x128; 138x2361x4240
          * 74 tiles against 38; 181x3849x2200 122 against 62 (rows off the sectors, but its 31 blocks of 2 x 2
@@ -174,6 +177,39 @@ static void test_config_rule(void **state)
  * lines (pitch a multiple of 32 bytes) the credit grows with K: at 9
  * k-blocks it is 3%, too little to move 3000x3000x544 (128x128 27.1 us,
  * 128x256 30.2). */
+/* 128x64t at 3 and 4 k-blocks (gemm_family_sm90.c, BC_SM90_SHORT_K_SECTOR_KB): only with A's and B's rows
+ * on the 32-byte sectors and more of its tiles than half the 132 SMs; each bound at its edge. */
+static void test_short_k_sectors(void **state)
+{
+    (void)state;
+    env e;
+    env_open(&e, 1);
+    static const struct {
+        int64_t m, n, k, lda;
+        const char *kernel; /* the launched kernel's name starts with it; NULL: not 128x64t */
+    } cases[] = {
+        {128, 4288, 192, 192, "bc_gemm_sm90_128x64t"}, /* 67 tiles, 3 k-blocks, rows of 384 bytes */
+        {128, 4224, 192, 192, NULL},                   /* 66 tiles: not more than half the SMs */
+        {128, 4288, 256, 256, "bc_gemm_sm90_128x64t"}, /* 4 k-blocks */
+        {128, 4288, 264, 264, NULL},                   /* 5 k-blocks */
+        {128, 4288, 192, 200, NULL},                   /* A's rows of 400 bytes: off the sectors */
+        {128, 4288, 200, 200, NULL},                   /* both operands' rows of 400 bytes */
+        {2048, 2048, 136, 136, NULL},                  /* rows of 272 bytes */
+        {2048, 2048, 144, 144, "bc_gemm_sm90_128x64t"}, /* rows of 288 bytes */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
+        d.lda = cases[i].lda;
+        const fake_launch *l = NULL;
+        launch_and_decode(&e, &d, &l);
+        const int twin = strncmp(l->kernel, "bc_gemm_sm90_128x64t", 20) == 0;
+        if (cases[i].kernel != NULL ? !twin : twin)
+            fail_msg("%lldx%lldx%lld lda %lld: chose %s", (long long)cases[i].m, (long long)cases[i].n,
+                     (long long)cases[i].k, (long long)cases[i].lda, l->kernel);
+    }
+    env_close(&e);
+}
+
 static void test_off_grid_credit(void **state)
 {
     env e;
@@ -515,6 +551,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         ft_test(test_config_rule),
+        ft_test(test_short_k_sectors),
         ft_test(test_off_grid_credit),
         ft_test(test_unaligned_d_alt),
         ft_test(test_skinny_split_one_round),
