@@ -172,7 +172,7 @@
  * takes it outright for K of at most 2 k-blocks (128) and M above the
  * skinny range, where the epilogue is most of a tile's time and twice its
  * warps per SM hide each other's latency (PERF_NOTES.md change 42: 1.2-1.4x
- * on K = 16..128; at 4 k-blocks it lost 5% to 128x256), when its tiles
+ * on K = 16..128; at 4 k-blocks, with 2 stages, it lost 5% to 128x256), when its tiles
  * number at least a quarter of the SMs (a few tiles run at a launch's
  * latency whatever the tile, and smaller tiles spread them wider:
  * 100x100x64, 2 tiles, 3.47 us against 2.70 on 64x32's 8). Left to the

@@ -176,10 +176,10 @@ static void test_same_bytes_beta_c_under_load(void **state)
     gpu_env *env = GPU_ENV_OR_SKIP(state);
     /* the short-K twin on Hopper (256 tiles on two CTAs an SM, K of one k-block), C through its 3-stage ring */
     same_bytes_under_load(env, 1000, 2048, 64, gpu_is_hopper(env) ? "sm90_128x64t" : NULL, 0, 0.5f);
-    /* the narrow short-K twin (4 x 64 tiles of one k-block on four CTAs an SM), C through its ring */
     if (gpu_is_hopper(env)) {
         /* the twin at 4 k-blocks (the rule's plan: rows on the sectors, 512 tiles), its C stage after them */
         same_bytes_under_load(env, 1000, 2048, 256, "sm90_128x64t", 0, 0.5f);
+        /* the narrow short-K twin (4 x 64 tiles of one k-block on four CTAs an SM), C through its ring */
         same_bytes_under_load(env, 200, 2048, 64, "sm90_64x32t", 0, 0.5f);
         /* short packed rows of A, copied as they lie (the dense-row kernels), with C */
         same_bytes_under_load(env, 40, 8958, 8, "sm90_64x32t", 0, 0.5f);

@@ -168,15 +168,6 @@ static void test_config_rule(void **state)
     env_close(&e);
 }
 
-/* Rows of A or B off the 128-byte grid: the 256-wide tiles lose least
- * there, and the rule credits them (gemm_family_sm90.c,
- * BC_SM90_OFF_LINE_PCT). 3000x3000 and 700x12000 take 128x128 with their
- * rows on the grid and 128x256 with them off it (measured on the H100:
- * 3000x3000x2056 113.4 us on 128x128, 98.9 on 128x256). The pitch decides,
- * not K: the same K with rows padded onto the grid keeps 128x128. Off the
- * lines (pitch a multiple of 32 bytes) the credit grows with K: at 9
- * k-blocks it is 3%, too little to move 3000x3000x544 (128x128 27.1 us,
- * 128x256 30.2). */
 /* 128x64t at 3 and 4 k-blocks (gemm_family_sm90.c, BC_SM90_SHORT_K_SECTOR_KB): only with A's and B's rows
  * on the 32-byte sectors and more of its tiles than half the 132 SMs; each bound at its edge. */
 static void test_short_k_sectors(void **state)
@@ -210,6 +201,15 @@ static void test_short_k_sectors(void **state)
     env_close(&e);
 }
 
+/* Rows of A or B off the 128-byte grid: the 256-wide tiles lose least
+ * there, and the rule credits them (gemm_family_sm90.c,
+ * BC_SM90_OFF_LINE_PCT). 3000x3000 and 700x12000 take 128x128 with their
+ * rows on the grid and 128x256 with them off it (measured on the H100:
+ * 3000x3000x2056 113.4 us on 128x128, 98.9 on 128x256). The pitch decides,
+ * not K: the same K with rows padded onto the grid keeps 128x128. Off the
+ * lines (pitch a multiple of 32 bytes) the credit grows with K: at 9
+ * k-blocks it is 3%, too little to move 3000x3000x544 (128x128 27.1 us,
+ * 128x256 30.2). */
 static void test_off_grid_credit(void **state)
 {
     env e;
