@@ -14,9 +14,11 @@
 // g8 (column-major inside bands of 8 tile rows, the GEMM kernels' raster).
 // On the H200 (CUDA 13.0; kernels_ptx/PERF_NOTES.md, change 86): linear
 // 3.64 TB/s; rows on 128 bytes 3.0-3.8 TB/s for every box and walk; rows
-// 16 bytes past the lines (off the 32-byte sectors) 2.2-2.9 TB/s walking
-// along the rows, 1.6-2.7 on bands of 8 tile rows, 1.0-2.4 down the
-// columns (128 x 64 tiles: 2.19, 1.64, 0.97). The 64-row box of 512-byte
+// 16 bytes past the lines (off the 32-byte sectors), TMA stores, 2.19-2.81
+// TB/s walking along the rows, 1.64-2.59 on bands of 8 tile rows,
+// 0.97-2.22 down the columns (thread stores 2.20-2.93, 1.64-2.72,
+// 1.12-2.41; 128 x 64 tiles by TMA, two CTAs an SM: 2.22, 1.66, 1.27).
+// The 64-row box of 512-byte
 // rows did not launch ("invalid argument": its four 32 KiB buffers are
 // over the 100 KiB of shared memory the probe asks for), so it was not
 // measured; the 32- and 8-row boxes of 512-byte rows stand for it.
