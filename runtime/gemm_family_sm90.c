@@ -234,8 +234,10 @@
 #define SM90_SHORT_K_CONFIG(nm, id, dense, w, per_sm, min_m_, cons, bn_, stages, ks, ar)           \
     {                                                                                              \
         SM90_COMMON(nm, id, w, cons, bn_, stages, ar), .max_kb = BC_SM90_SHORT_K_MAX_KB,           \
-        .wide_max_kb = (min_m_) <= 1u ? BC_SM90_SKINNY_SHORT_K_WIDE_KB : 0u,                        \
-        .sector_max_kb = (cons) > 1u ? BC_SM90_SHORT_K_SECTOR_KB : 0u,                              \
+        .wide_max_kb = (min_m_) <= 1u ? BC_SM90_SKINNY_SHORT_K_WIDE_KB                               \
+                       : (cons) > 1u  ? BC_SM90_SHORT_K_SECTOR_KB                                    \
+                                      : 0u,                                                          \
+        .wide_on_sectors = (min_m_) > 1u && (cons) > 1u,                                           \
         .min_m = (min_m_), .sm_share = 64u * (cons) * (bn_) > 2048u ? BC_SM90_SHORT_K_SM_SHARE : 0u,  \
         .tma_store = 1, .persistent = 1, .ctas_per_sm = (per_sm), .kernel_dense = (dense),         \
         .dense_min_pct = (cons) > 1 ? BC_SM90_DENSE_MIN_PCT_2CONS : 0u,                            \

@@ -56,9 +56,8 @@ typedef struct bc__gemm_config {
     uint32_t max_kb;         /* 0: any K; else a short-K kernel the rule takes for K of at most max_kb k-blocks */
     uint32_t min_m;          /* a short-K kernel: only for M >= min_m (the skinny ones keep M below) */
     uint32_t sm_share;       /* a short-K kernel: only with tiles for at least 1 / sm_share of the SMs (0: any number) */
-    uint32_t wide_max_kb;    /* a short-K kernel: also up to this many k-blocks when its tiles outnumber half the SMs (0: no) */
-    uint32_t sector_max_kb;  /* a short-K kernel: also up to this many k-blocks when its tiles outnumber half the SMs
-                                and A's and B's rows lie on the 32-byte sectors (0: no) */
+    uint32_t wide_max_kb;    /* a short-K kernel: also up to this many k-blocks when its tiles outnumber half the SMs (0: no) ... */
+    int wide_on_sectors;     /* ... and, when set, A's and B's rows lie on the 32-byte sectors */
     uint32_t a_rows;         /* rows of A a stage loads (the A tensor map's box) */
     bc__kernel_id kernel_dense; /* 0: none; else its dense-row kernel (BC_GEMM_F_DENSE_A: A's short rows copied) */
     uint32_t dense_min_pct;     /* ... taken only where it saves this % of A's row requests (gemm_plan.c) */

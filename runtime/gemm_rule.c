@@ -252,16 +252,15 @@ static int takes_dot(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t s
 }
 
 /* Whether the rule weighs short-K configuration c for d: K within its
- * k-blocks, or, when its tiles outnumber half the SMs, within its wide
- * k-blocks, or within its sector k-blocks with A's and B's rows on the
- * 32-byte sectors; M from its least; tiles for its share of the SMs
+ * k-blocks, or within its wide k-blocks when its tiles outnumber half the
+ * SMs (and, for wide_on_sectors, A's and B's rows lie on the 32-byte
+ * sectors); M from its least; tiles for its share of the SMs
  * (gemm_family_sm90.c says why each). */
 static int short_k_takes(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t sms)
 {
     const uint64_t kb = bc__ceil_div((uint64_t)d->k, c->bk), tiles = ctas_of(c, 1, d);
-    const int many = 2u * tiles > sms;
-    if (kb > c->max_kb && !(many && kb <= c->wide_max_kb) &&
-        !(many && kb <= c->sector_max_kb && bc__gemm_rows_on(d, 32u)))
+    const int wide = kb <= c->wide_max_kb && 2u * tiles > sms && (!c->wide_on_sectors || bc__gemm_rows_on(d, 32u));
+    if (kb > c->max_kb && !wide)
         return 0;
     return (uint64_t)d->m >= c->min_m && !(c->sm_share && c->sm_share * tiles < sms);
 }

@@ -117,12 +117,12 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
         if kind == "SM90_SHORT_K_CONFIG":  # taken outright for K of at most max_kb k-blocks and M >= min_m
             cfg["max_kb"] = define(plan, "BC_SM90_SHORT_K_MAX_KB")
             cfg["min_m"] = define(plan, x2)  # (CTAs per SM, least M)
-            # the skinny twin (least M 1) also up to wide_kb k-blocks when its tiles outnumber half the SMs
-            # (gemm_family_sm90.c, SM90_SHORT_K_CONFIG)
-            cfg["wide_kb"] = define(plan, "BC_SM90_SKINNY_SHORT_K_WIDE_KB") if cfg["min_m"] <= 1 else 0
-            # the two-consumer twin also up to sector_kb k-blocks when its tiles outnumber half the SMs and the
-            # operands' rows lie on the 32-byte sectors
-            cfg["sector_kb"] = define(plan, "BC_SM90_SHORT_K_SECTOR_KB") if cons > 1 else 0
+            # also up to wide_kb k-blocks when its tiles outnumber half the SMs: the skinny twin (least M 1), and
+            # the two-consumer twin with the operands' rows on the 32-byte sectors (gemm_family_sm90.c,
+            # SM90_SHORT_K_CONFIG)
+            cfg["wide_sectors"] = cfg["min_m"] > 1 and cons > 1
+            cfg["wide_kb"] = define(plan, "BC_SM90_SKINNY_SHORT_K_WIDE_KB") if cfg["min_m"] <= 1 else \
+                define(plan, "BC_SM90_SHORT_K_SECTOR_KB") if cons > 1 else 0
             # D rows off 16 bytes: the alternative from ud_min_rounds rounds of its tiles (bc__gemm_unaligned_alt)
             alt = re.search(r"#define\s+BC_SM90_UD_ALT\(cons, bn_\)\s*\(\(cons\) == (\d+)u && \(bn_\) == (\d+)u \? "
                             r'"([^"]+)"', plan)
@@ -228,13 +228,12 @@ def rule_cost(cfg, s, m, n, k, sms, rule, weight=None, c_read=False, f32=False):
 
 
 def short_k_takes(cfg, m, n, k, sms):
-    """gemm_rule.c, short_k_takes: K within its k-blocks, or, when its tiles outnumber half the SMs, within its
-    wide k-blocks, or within its sector k-blocks with the rows (2K bytes) on the 32-byte sectors; M from its
-    least; unless its tile is 64 x 32, tiles for at least a quarter of the SMs."""
+    """gemm_rule.c, short_k_takes: K within its k-blocks, or within its wide k-blocks when its tiles outnumber
+    half the SMs (and, for wide_sectors, the rows, 2K bytes, lie on the 32-byte sectors); M from its least;
+    unless its tile is 64 x 32, tiles for at least a quarter of the SMs."""
     kb, tiles = cdiv(k, cfg["bk"]), cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"])
-    many = 2 * tiles > sms
-    if kb > cfg["max_kb"] and not (many and kb <= cfg["wide_kb"]) and \
-            not (many and kb <= cfg.get("sector_kb", 0) and 2 * k % 32 == 0):
+    wide = kb <= cfg["wide_kb"] and 2 * tiles > sms and (not cfg.get("wide_sectors") or 2 * k % 32 == 0)
+    if kb > cfg["max_kb"] and not wide:
         return False
     return m >= cfg["min_m"] and not (cfg["sm_share"] and cfg["sm_share"] * tiles < sms)
 
