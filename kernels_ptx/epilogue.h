@@ -85,6 +85,24 @@ BC_DEVICE void bc_epi_store_one(const bc_epi *e, uint64_t i, float v, int out_t)
         ((uint16_t *)e->d)[i] = bc_pack1(v, out_t);
 }
 
+/* For kernels that finish their outputs one at a time (the dot and GEMV
+ * kernels): element (m, n) of D from its sum of products v, alpha, C, bias
+ * and ReLU as bc_epi_finish applies them, stored in D's type. */
+BC_DEVICE void bc__epi_one(const bc_gemm_params *p, float v, uint32_t m, uint32_t n, const int out_t)
+{
+    const bc_epi e = {p->d, p->c, p->bias, p->m, p->n, p->ldd, p->ldc, p->alpha, p->beta, p->flags, p->k};
+    bc_epi_store_one(&e, (uint64_t)m * p->ldd + n, bc_epi_finish(&e, p->alpha * v, m, n, out_t), out_t);
+}
+BC_DEVICE void bc_epi_finish_output(const bc_gemm_params *p, float v, uint32_t m, uint32_t n)
+{
+    if (p->d_type == BC_OUT_F32)
+        bc__epi_one(p, v, m, n, BC_OUT_F32);
+    else if (p->d_type == BC_OUT_F16)
+        bc__epi_one(p, v, m, n, BC_OUT_F16);
+    else
+        bc__epi_one(p, v, m, n, BC_OUT_BF16);
+}
+
 /* Raw bits of a D-typed element as f32 (esize constant; 16-bit: out_t says which). */
 BC_DEVICE float bc_epi_raw_f32(uint32_t raw, const uint32_t esize, int out_t)
 {

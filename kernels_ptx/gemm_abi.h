@@ -144,6 +144,29 @@
 #define BC_DOT_MAX_Q 8 /* min(M, N) */
 #define BC_DOT_SMEM_BYTES ((BC_DOT_WARPS + 1) * BC_DOT_MAX_OUT * 4)
 
+/* ---- sm_90a GEMV kernel (mma.sync; kernels_ptx/gemm_gemv.c): problems
+ * whose smaller side has at most BC_GEMV_MAX_Q rows and K a multiple of 8.
+ * K is split over a cluster of split_k CTAs (1, 2, 4 or 8) in contiguous
+ * slices of its 32-element steps; a CTA's 8 warps are kw K groups x 8 / kw
+ * row groups; the larger side's rows go to the grid's tiles_m clusters
+ * (tiles_n = 1) in runs of 8 * (8 / kw) * nt rows. The plan's grid tells
+ * the run, and the kernel the run's shape from it: 8 rows (kw = 8, nt =
+ * 1); 16 with every warp a K group (nt = 2: the smaller side has more than
+ * 8 rows and the CTA BC_GEMV_KGROUPS(its steps) = 8); else 8 / kw row
+ * groups of 8 (fewer K groups where the warps would have fewer than 8
+ * steps each and the CTAs still fill the SMs). Shared memory: each K
+ * group's partials of the CTA's outputs (at most 64 larger-side rows x 16),
+ * then the CTA's sums. */
+#define BC_GEMV_THREADS 256
+#define BC_GEMV_WARPS (BC_GEMV_THREADS / 32)
+#define BC_GEMV_MAX_Q 16 /* min(M, N) */
+#define BC_GEMV_STEP 32  /* elements of K a step */
+/* the most K groups of a CTA's warps that give each at least 8 of its `steps` steps of K (at least 1) */
+#define BC_GEMV_KGROUPS(steps) ((steps) >= 64u ? 8u : (steps) >= 32u ? 4u : (steps) >= 16u ? 2u : 1u)
+#define BC_GEMV_MAX_COLS 64 /* larger-side rows a CTA: (8 / K groups) row groups x 8 or 16 */
+#define BC_GEMV_PART_BYTES (BC_GEMV_WARPS * 8 * 16 * 4 * 2) /* K groups x their columns x 16 f32, at most */
+#define BC_GEMV_SMEM_BYTES (BC_GEMV_PART_BYTES + BC_GEMV_MAX_COLS * 16 * 4)
+
 /* bc_gemm_params.flags */
 #define BC_GEMM_F_C 1u         /* add beta * C */
 #define BC_GEMM_F_BIAS 2u      /* add bias[n] */

@@ -111,12 +111,6 @@ BC_DEVICE void dot_lane_q(const dot_geom *g, uint64_t row, uint32_t first, uint3
         dot_lane(g, row, first, stride, acc, BC_DOT_MAX_Q, 1u, f16);
 }
 
-BC_DEVICE void dot_finish(const bc_gemm_params *p, float v, uint32_t m, uint32_t n, const int out_t)
-{
-    const bc_epi e = {p->d, p->c, p->bias, p->m, p->n, p->ldd, p->ldc, p->alpha, p->beta, p->flags, p->k};
-    bc_epi_store_one(&e, (uint64_t)m * p->ldd + n, bc_epi_finish(&e, p->alpha * v, m, n, out_t), out_t);
-}
-
 /* The parameter is read field by field through p (never written). */
 BC_DEVICE void dot_gemm(const bc_gemm_params *p)
 {
@@ -188,12 +182,7 @@ BC_DEVICE void dot_gemm(const bc_gemm_params *p)
         return;
     const uint32_t t = r0 + tid / q, s = tid % q;
     const uint32_t m = a_big ? t : s, n = a_big ? s : t;
-    if (p->d_type == BC_OUT_F32)
-        dot_finish(p, v, m, n, BC_OUT_F32);
-    else if (p->d_type == BC_OUT_F16)
-        dot_finish(p, v, m, n, BC_OUT_F16);
-    else
-        dot_finish(p, v, m, n, BC_OUT_BF16);
+    bc_epi_finish_output(p, v, m, n);
 }
 
 BC_KERNEL void bc_gemm_sm90_dot(bc_gemm_params p) { dot_gemm(&p); }

@@ -6,6 +6,7 @@
 #include "gemm_sm90.c"
 #include "gemm_sm90_kernels.c"
 #include "gemm_dot.c"
+#include "gemm_gemv.c"
 #define BC_SM80_PDL 1 /* griddepcontrol exists from sm_90 on */
 #include "gemm_sm80.c"
 #include "resident_sm90.c"

@@ -84,7 +84,12 @@ typedef struct bc__gemm_config {
     uint32_t ud_min_rounds_f32; /* ... and for an f32 D */
     uint32_t dot_max_out;    /* 0: a tile kernel; else the dot kernel, for at most this many outputs a CTA ... */
     uint32_t dot_min_k;      /* ... and, unless named, K of at least this ... */
-    uint32_t dot_max_loads;  /* ... and at most this many 16-byte loads a CTA */
+    uint32_t dot_max_loads;  /* ... and at most this many 16-byte loads a CTA; also (else the GEMV kernel) at most
+                                dot_cede_loads and, for dot_cede_min_q smaller-side rows or more, K past
+                                dot_cede_max_k (gemm_rule.c, takes_dot) */
+    uint32_t dot_cede_loads, dot_cede_min_q, dot_cede_max_k;
+    uint32_t gemv_max_q;     /* 0: not the GEMV kernel; else it, for min(M, N) of at most this many rows and,
+                                unless named, K of at least dot_min_k (gemm_rule.c) */
     bc__kernel_id kernel[2][3]; /* [ab_type][d_type] */
 } bc__gemm_config;
 
@@ -103,6 +108,9 @@ struct bc_gemm_plan {
     uint32_t mc;           /* 0, or the plan runs the configuration's multicast twin (kernel_mc): its mc_shape */
     bc_gemm_plan_info info;
 };
+
+/* resident_program.c: whether a resident kernel runs configuration `config` (bc_gemm_desc.resident). */
+int bc__resident_runs(const char *config);
 
 /* gemm_plan.c. The plan's A and B maps as its configuration's whole-tile
  * kernel reads them (boxes of a_rows and bn rows): the plan's own, or

@@ -37,6 +37,9 @@ static bc_status check_shape_types(const bc_gemm_desc *d)
     if ((d->k * 2) % 16)
         return BC_FAIL(BC_ERR_K_ALIGNMENT, "K", "K=%lld: rows of A and B are %lld bytes, not a multiple of 16",
                        (long long)d->k, (long long)(d->k * 2));
+    if (d->resident > 1)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "resident",
+                       "resident=%u: 0 (any configuration) or 1 (those a resident executor runs)", d->resident);
     if (d->stream_k > 1)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "stream_k", "stream_k=%u: 0 (never) or 1 (where the rule finds it pays)",
                        d->stream_k);
@@ -511,6 +514,8 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     const uint32_t sms = (uint32_t)dev->info.sm_count;
     if (c->dot_max_out)
         bc__gemm_dot_shape(&pl->params, sms);
+    if (c->gemv_max_q)
+        bc__gemm_gemv_shape(&pl->params, sms);
     if (dense_flags(&k, c, &pl->params, launch_grid(c, &pl->params, sms, 0, 0)) &&
         dev->image.fn[c->kernel_dense] != NULL) {
         pl->params.flags |= BC_GEMM_F_DENSE_A; /* the twin's dense-row kernel (loaded with it) */

@@ -237,7 +237,9 @@ static bc__dot_grid dot_grid(uint64_t m, uint64_t n, uint64_t k, uint32_t sm_cou
  * rule (it splits K over its cluster itself; split_k = 1 asks for a
  * whole-tile plan) and at most dot_max_loads 16-byte loads a CTA (its
  * rows' chunks of its slice of K, for the row and the smaller side's
- * rows). Also rule_has's predicate (named 0). */
+ * rows), and at most dot_cede_loads and, for dot_cede_min_q smaller-side
+ * rows or more, K past dot_cede_max_k (beyond those the GEMV kernel). Also
+ * rule_has's predicate (named 0). */
 static int takes_dot(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t sms, int named)
 {
     if (c->dot_max_out == 0)
@@ -248,7 +250,69 @@ static int takes_dot(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t s
         return 0;
     const uint64_t slice = ((uint64_t)d->k / 8u + g.split - 1) / g.split; /* chunks of K a CTA */
     const uint64_t loads = (uint64_t)g.per * slice * (q + 1);
-    return named || ((uint64_t)d->k >= c->dot_min_k && d->split_k == 0 && loads <= c->dot_max_loads);
+    if (named)
+        return 1;
+    /* the GEMV kernel takes it beyond these (gemm_family_sm90.c) */
+    if (c->dot_cede_loads &&
+        (loads > c->dot_cede_loads || (q >= c->dot_cede_min_q && (uint64_t)d->k <= c->dot_cede_max_k)))
+        return 0;
+    return (uint64_t)d->k >= c->dot_min_k && d->split_k == 0 && loads <= c->dot_max_loads;
+}
+
+/* The GEMV kernel's grid (kernels_ptx/gemm_gemv.c; gemm_abi.h): K split
+ * over a cluster of S CTAs, the largest power of two up to 8 that leaves
+ * each CTA at least BC_GEMV_SPLIT_MIN_STEPS steps while the clusters fit
+ * one round (BC_GEMV_CTAS_PER_SM an SM; for clusters of 4 and 8,
+ * BC_DOT_WAVE_PCT of that); then the rows in runs of 16 where the smaller
+ * side has more than 8 rows, the CTA's steps give every warp 8
+ * (BC_GEMV_KGROUPS) and the runs of 16 give every SM a CTA; else in runs of
+ * 8 rows a row group, with row groups doubled (K groups halved) while the
+ * warps would have fewer than 8 steps each and the CTAs still number at
+ * least the SMs: a short K then costs fewer CTAs' set-up and finish, and a
+ * few rows keep their CTAs. */
+#define BC_GEMV_SPLIT_MIN_STEPS 64u
+#define BC_GEMV_CTAS_PER_SM 2u
+typedef struct bc__gemv_grid {
+    uint32_t split, groups;
+} bc__gemv_grid;
+static bc__gemv_grid gemv_grid(uint64_t m, uint64_t n, uint64_t k, uint32_t sm_count)
+{
+    const uint64_t rows = m > n ? m : n, q = m < n ? m : n, steps = bc__ceil_div(k, BC_GEMV_STEP);
+    uint32_t s = 1;
+    for (;;) {
+        const uint32_t t = 2u * s;
+        const uint64_t round = (uint64_t)sm_count * BC_GEMV_CTAS_PER_SM * (t > 2u ? BC_DOT_WAVE_PCT : 100u) / 100u;
+        if (t > BC_MAX_SPLIT_K || steps / t < BC_GEMV_SPLIT_MIN_STEPS || bc__ceil_div(rows, 8u) * t > round)
+            break;
+        s = t;
+    }
+    const uint32_t kmost = BC_GEMV_KGROUPS((uint32_t)bc__ceil_div(steps, s));
+    uint32_t run = 8u;
+    if (q > 8u && kmost == BC_GEMV_WARPS && bc__ceil_div(rows, 16u) >= sm_count)
+        run = 16u;
+    else
+        for (uint32_t kw = BC_GEMV_WARPS; kw > kmost && bc__ceil_div(rows, 2u * run) >= sm_count; kw /= 2u)
+            run *= 2u;
+    const bc__gemv_grid g = {s, bc__ceil_div(rows, run)}; /* rows fit 32 bits (the plan's MAX_DIM) */
+    return g;
+}
+
+/* Whether c is the GEMV configuration and takes the problem: the smaller
+ * side at most gemv_max_q rows (the kernel's limit; K is a multiple of 8
+ * in every plan, BC_ERR_K_ALIGNMENT); unless it was named, also K of at
+ * least dot_min_k (K <= 128 stays with the short-K twins, which run in the
+ * resident executor's kernels) and split_k left to the rule. The rule takes it after the dot
+ * kernel (which cedes it the problems takes_dot says) and before every
+ * tile configuration. Also rule_has's predicate (named 0). */
+static int takes_gemv(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t sms, int named)
+{
+    (void)sms;
+    if (c->gemv_max_q == 0)
+        return 0;
+    const uint64_t q = d->m < d->n ? (uint64_t)d->m : (uint64_t)d->n;
+    if (q > c->gemv_max_q)
+        return 0;
+    return named || ((uint64_t)d->k >= c->dot_min_k && d->split_k == 0);
 }
 
 /* Whether the rule weighs short-K configuration c for d: K within its
@@ -267,7 +331,8 @@ static int short_k_takes(const bc__gemm_config *c, const bc_gemm_desc *d, uint32
 
 /* The rule's order of candidates: the dot configuration before every other
  * where it takes the problem (the cost model's tiles do not describe it),
- * then within its M range a skinny-M
+ * then the GEMV configuration where it takes it (the same), then within
+ * its M range a skinny-M
  * configuration comes before every other (it streams B with twice the bytes
  * in flight; the cost model does not compare its tile with the others'),
  * then, within its K range, a short-K one (two or four CTAs an SM: the
@@ -278,6 +343,8 @@ static int rule_better(const bc__gemm_config *c, uint64_t cost, const bc__gemm_c
         return 1;
     if ((c->dot_max_out != 0) != (best_c->dot_max_out != 0))
         return c->dot_max_out != 0;
+    if ((c->gemv_max_q != 0) != (best_c->gemv_max_q != 0))
+        return c->gemv_max_q != 0;
     const int skinny = c->max_m != 0, best_skinny = best_c->max_m != 0;
     const int short_k = c->max_kb != 0, best_short_k = best_c->max_kb != 0;
     return skinny != best_skinny ? skinny : short_k != best_short_k ? short_k : cost < best;
@@ -296,10 +363,14 @@ static void rule_pick(const bc__gemm_family *f, const bc__gemm_config *named, co
             continue;
         if (c->max_m != 0 && (uint64_t)d->m > c->max_m) /* a skinny-M configuration out of its range */
             continue;
+        if (named == NULL && d->resident && !bc__resident_runs(c->name))
+            continue;
         if (named == NULL && ((c->rule_max_m != 0 && (uint64_t)d->m > c->rule_max_m) ||
                               bc__ceil_div((uint64_t)d->k, c->bk) < c->rule_min_kb))
             continue;
         if (c->dot_max_out != 0 && !takes_dot(c, d, (uint32_t)dev->info.sm_count, named != NULL))
+            continue;
+        if (c->gemv_max_q != 0 && !takes_gemv(c, d, (uint32_t)dev->info.sm_count, named != NULL))
             continue;
         if (named == NULL && c->max_kb != 0 && !short_k_takes(c, d, (uint32_t)dev->info.sm_count))
             continue;
@@ -357,6 +428,10 @@ bc_status bc__gemm_choose(const bc_device *dev, const bc_gemm_desc *d, const bc_
                                                     (uint32_t)dev->info.sm_count).per *
                            (unsigned long long)(d->m < d->n ? d->m : d->n),
                        dev->info.sm_count);
+    if (c == NULL && named != NULL && named->gemv_max_q &&
+        !takes_gemv(named, d, (uint32_t)dev->info.sm_count, 1))
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "%s takes min(M, N) <= %u (M=%lld N=%lld)", named->name,
+                       named->gemv_max_q, (long long)d->m, (long long)d->n);
     if (c == NULL && named != NULL && named->max_m && (uint64_t)d->m > named->max_m)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "%s takes M <= %u (M=%lld)", named->name, named->max_m,
                        (long long)d->m);
@@ -402,8 +477,9 @@ bc_gemm_desc bc__gemm_transposed(const bc_gemm_desc *d)
 }
 
 /* Whether some configuration of a family this device's rule walks, loaded
- * for d's types and within the device's shared memory, `takes` d (arg:
- * what the predicate needs besides). */
+ * for d's types and within the device's shared memory (and, for a resident
+ * plan, run by a resident kernel), `takes` d (arg: what the predicate needs
+ * besides). */
 typedef int (*rule_takes_fn)(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t sms, int arg);
 static int rule_has(const bc_device *dev, const bc_gemm_desc *d, rule_takes_fn takes, int arg)
 {
@@ -412,6 +488,8 @@ static int rule_has(const bc_device *dev, const bc_gemm_desc *d, rule_takes_fn t
             continue;
         for (size_t j = 0; j < families[i]->count; j++) {
             const bc__gemm_config *c = &families[i]->configs[j];
+            if (d->resident && !bc__resident_runs(c->name))
+                continue;
             if (takes(c, d, (uint32_t)dev->info.sm_count, arg) &&
                 (uint32_t)dev->info.smem_per_block_optin >= c->smem_bytes &&
                 dev->image.fn[c->kernel[d->ab_type][d->d_type]] != NULL)
@@ -453,7 +531,8 @@ static int takes_skinny(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_
  * rule's choice for the transpose cannot fail. */
 int bc__gemm_swap_pays(const bc_device *dev, const bc_gemm_desc *d)
 {
-    if (d->n != 1 || d->config != NULL || d->bias != 0 || d->ldd != 1 || rule_has(dev, d, takes_dot, 0))
+    if (d->n != 1 || d->config != NULL || d->bias != 0 || d->ldd != 1 || rule_has(dev, d, takes_dot, 0) ||
+        rule_has(dev, d, takes_gemv, 0))
         return 0;
     if (d->beta != 0.0f && d->ldc != 1)
         return 0;
@@ -514,6 +593,14 @@ int bc__gemm_unaligned_alt(const bc_device *dev, const bc_gemm_desc *d, const bc
 int bc__gemm_stream_k(const bc__gemm_config *c, const bc_gemm_params *p, uint32_t sms, bc_sk *out)
 {
     return sk_schedule(c, p->tiles_m * p->tiles_n, p->k_blocks, sms, out);
+}
+
+void bc__gemm_gemv_shape(bc_gemm_params *p, uint32_t sm_count)
+{
+    const bc__gemv_grid g = gemv_grid(p->m, p->n, p->k, sm_count);
+    p->tiles_m = g.groups;
+    p->tiles_n = 1;
+    p->split_k = g.split;
 }
 
 void bc__gemm_dot_shape(bc_gemm_params *p, uint32_t sm_count)

@@ -45,6 +45,9 @@ bc_gemm_desc bc__gemm_transposed(const bc_gemm_desc *d);
 /* The dot kernel's launch in its parameter: tiles_m = clusters, tiles_n =
  * 1, split_k = CTAs a cluster (kernels_ptx/gemm_dot.c). */
 void bc__gemm_dot_shape(bc_gemm_params *p, uint32_t sm_count);
+/* The GEMV kernel's launch in its parameter: tiles_m = clusters, tiles_n =
+ * 1, split_k = CTAs a cluster (kernels_ptx/gemm_gemv.c). */
+void bc__gemm_gemv_shape(bc_gemm_params *p, uint32_t sm_count);
 
 /* Stream-K for a whole-tile plan whose caller allows it (desc.stream_k;
  * kernels_ptx/sk_sched.h): whether the rule takes the last partial round of

@@ -28,6 +28,14 @@ static const struct {
 };
 #define KERNEL_COUNT (sizeof kernels / sizeof kernels[0])
 
+int bc__resident_runs(const char *config)
+{
+    for (size_t k = 0; k < KERNEL_COUNT; k++)
+        if (strcmp(kernels[k].config, config) == 0)
+            return 1;
+    return 0;
+}
+
 /* A byte range [lo, hi). */
 typedef struct span {
     uint64_t lo, hi;
@@ -124,13 +132,14 @@ static bc_status check_plan(bc_device *dev, const bc_gemm_plan *pl, int i, int f
     uint32_t k = 0;
     while (k < KERNEL_COUNT && strcmp(kernels[k].config, c->name) != 0)
         k++;
-    if (k == KERNEL_COUNT && c->dot_max_out)
+    if (k == KERNEL_COUNT && (c->dot_max_out || c->gemv_max_q))
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
                        "plans[%d] uses %s (at most %u rows on one side, K over 128), which has no resident "
-                       "kernel: pin bc_gemm_desc.config (sm90_64x32m16 or sm90_64x32m16s for M <= 16, else "
-                       "sm90_64x32 or sm90_64x32s), or set split_k = 1, so that the plan runs in the network's "
-                       "resident kernel",
-                       i, c->name, (unsigned)BC_DOT_MAX_Q);
+                       "kernel: create it with bc_gemm_desc.resident = 1 (the rule then takes a configuration a "
+                       "resident kernel runs) or pin bc_gemm_desc.config (sm90_64x32m16 or sm90_64x32m16s for "
+                       "M <= 16, else sm90_64x32 or sm90_64x32s), or set split_k = 1, so that the plan runs in "
+                       "the network's resident kernel",
+                       i, c->name, c->gemv_max_q ? (unsigned)c->gemv_max_q : (unsigned)BC_DOT_MAX_Q);
     if (k == KERNEL_COUNT)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
                        "plans[%d] uses %s, which has no resident kernel (sm90_64x32, sm90_64x32s, "

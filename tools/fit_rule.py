@@ -163,8 +163,20 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
                "min_k": define(plan, "BC_SM90_SHORT_K_MAX_KB") * bk + 1,
                "max_loads": define(plan, "BC_SM90_DOT_MAX_LOADS"),
                "min_chunks": define(plan, "BC_DOT_MIN_CHUNKS"), "wave_pct": define(plan, "BC_DOT_WAVE_PCT")}
+    if dot and '.dot_cede_loads = BC_SM90_DOT_CEDE_LOADS' in plan:
+        dot.update({"cede_loads": define(plan, "BC_SM90_DOT_CEDE_LOADS"),
+                    "cede_min_q": define(plan, "BC_SM90_DOT_CEDE_MIN_Q"),
+                    "cede_max_k": define(plan, "BC_SM90_DOT_CEDE_MAX_K")})
+    # the GEMV kernel (gemm_family_sm90.c): the smaller side at most BC_GEMV_MAX_Q rows, K a multiple of 8 and
+    # beyond the short-K twins' k-blocks, taken after the dot kernel and before every tile configuration; its
+    # split (gemm_rule.c, gemv_grid) from K's 32-element steps and the rows
+    gemv = None
+    if '.name = "sm90_gemv"' in plan:
+        gemv = {"max_q": define(abi, "BC_GEMV_MAX_Q"), "min_k": define(plan, "BC_SM90_SHORT_K_MAX_KB") * bk + 1,
+                "step": define(abi, "BC_GEMV_STEP"), "split_min_steps": define(plan, "BC_GEMV_SPLIT_MIN_STEPS"),
+                "ctas_per_sm": define(plan, "BC_GEMV_CTAS_PER_SM"), "wave_pct": define(plan, "BC_DOT_WAVE_PCT")}
     return {"configs": cfgs, "split_cost": split_cost, "max_split": define(plan, "BC_MAX_SPLIT_K"),
-            "bk": bk, "dot": dot, "extra": {"tile_kb": 0, "c_kb": 0, "f32_kb": 0}}
+            "bk": bk, "dot": dot, "gemv": gemv, "extra": {"tile_kb": 0, "c_kb": 0, "f32_kb": 0}}
 
 
 def cdiv(a, b):
@@ -281,14 +293,35 @@ def dot_choice(m, n, k, sms, rule):
     if not d or q > d["max_q"] or k < d["min_k"]:
         return None
     s, _groups, per = dot_grid(m, n, k, sms, rule)
-    if per * q > d["max_out"] or per * cdiv(k // 8, s) * (q + 1) > d["max_loads"]:
+    loads = per * cdiv(k // 8, s) * (q + 1)
+    if per * q > d["max_out"] or loads > d["max_loads"]:
         return None
+    if k % 8 == 0 and d.get("cede_loads") and (loads > d["cede_loads"] or
+                                               (q >= d["cede_min_q"] and k <= d["cede_max_k"])):
+        return None  # ceded to the GEMV kernel
     return "sm90_dot", s
+
+
+def gemv_choice(m, n, k, sms, rule):
+    """("sm90_gemv", its cluster size) where the rule takes the GEMV kernel (gemm_rule.c, takes_gemv and
+    gemv_grid), else None."""
+    g = rule.get("gemv")
+    q, rows = min(m, n), max(m, n)
+    if not g or q > g["max_q"] or k % 8 or k < g["min_k"]:
+        return None
+    steps, s = cdiv(k, g["step"]), 1
+    while True:
+        t = 2 * s
+        rnd = sms * g["ctas_per_sm"] * (g["wave_pct"] if t > 2 else 100) // 100
+        if t > rule["max_split"] or steps // t < g["split_min_steps"] or cdiv(rows, 8) * t > rnd:
+            break
+        s = t
+    return "sm90_gemv", s
 
 
 def choose_swapped(m, n, k, sms, rule, c_read=False, f32=False):
     """choose's (config name, split) and whether the plan runs transposed (1 or 0)."""
-    dot = dot_choice(m, n, k, sms, rule)
+    dot = dot_choice(m, n, k, sms, rule) or gemv_choice(m, n, k, sms, rule)
     if dot:
         return dot + (0,)
     short_kb = [c["max_kb"] for c in rule["configs"] if c.get("max_m") and c.get("max_kb") and c["min_m"] <= 1]
@@ -382,7 +415,8 @@ def prepare(shapes, rule):
     prepared = []
     for sh in shapes:
         m, n, k = sh["m"], sh["n"], sh["k"]
-        if dot_choice(m, n, k, sh["sms"], rule):  # taken outright by the dot kernel: nothing for the weights
+        if dot_choice(m, n, k, sh["sms"], rule) or gemv_choice(m, n, k, sh["sms"], rule):
+            # taken outright by the dot or the GEMV kernel: nothing for the weights
             continue
         cands = []
         for cfg, s in candidates(m, n, k, rule, sh["sms"]):

@@ -48,6 +48,7 @@ SUBSETS = [
     ("N = 1", lambda r: r["n"] == 1),
     ("on the dot kernel (`sm90_dot`)", lambda r: _cfg(r, "sm90_dot")),
     ("... of them at most 64 outputs", lambda r: _cfg(r, "sm90_dot") and r["m"] * r["n"] <= 64),
+    ("on the GEMV kernel (`sm90_gemv`)", lambda r: _cfg(r, "sm90_gemv")),
     ("short-K twins (`sm90_128x64t`, `sm90_64x32t`)", lambda r: _cfg(r, "sm90_128x64t", "sm90_64x32t")),
     ("on the skinny short-K twin (`sm90_64x32m16t`, transposed or not)", lambda r: _cfg(r, "sm90_64x32m16t")),
     ("narrow split (`sm90_64x32s`)", lambda r: _cfg(r, "sm90_64x32s")),

@@ -9,16 +9,22 @@
 
 typedef uint32_t bc_ldg_u32x4 __attribute__((ext_vector_type(4)));
 
+#define BC__LDG_V4(qual, a)                                                                         \
+    ({                                                                                               \
+        bc_ldg_u32x4 v_;                                                                             \
+        asm volatile("ld.global.nc" qual ".v4.u32 {%0, %1, %2, %3}, [%4];"                           \
+                     : "=r"(v_.x), "=r"(v_.y), "=r"(v_.z), "=r"(v_.w)                                \
+                     : "l"(a));                                                                      \
+        v_;                                                                                          \
+    })
+
 /* 16 bytes at global address a (16-byte aligned). Volatile: issued in
  * program order, never hoisted above a griddepcontrol.wait. */
-BC_DEVICE bc_ldg_u32x4 bc_ldg_nc_v4(uint64_t a)
-{
-    bc_ldg_u32x4 v;
-    asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(a));
-    return v;
-}
+BC_DEVICE bc_ldg_u32x4 bc_ldg_nc_v4(uint64_t a) { return BC__LDG_V4("", a); }
+
+/* The same, for data read once: not kept in L1 (a stream of a large
+ * operand would only evict what is read again). */
+BC_DEVICE bc_ldg_u32x4 bc_ldg_nc_stream_v4(uint64_t a) { return BC__LDG_V4(".L1::no_allocate", a); }
 
 /* The 16-bit (bytes 2) or 32-bit (bytes 4, a compile-time constant) word
  * at global address a when p is non-zero, else 0, zero-extended: a

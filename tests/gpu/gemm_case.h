@@ -34,6 +34,8 @@ typedef struct gcase {
 /* bc_gemm_desc.stream_k of the plans make_buffers describes (0 unless a
  * test sets it around its cases) */
 static uint32_t case_stream_k;
+/* ... and bc_gemm_desc.resident */
+static uint32_t case_resident;
 
 typedef struct gbufs {
     bc_gemm_desc d;
@@ -64,6 +66,7 @@ static void make_buffers(gpu_env *env, const gcase *gc, gbufs *g)
     d->lda = gc->k + gc->pad, d->ldb = gc->k + gc->pad;
     d->ldc = gc->n + gc->pad + gc->cd_pad + gc->c_pad, d->ldd = gc->n + gc->pad + gc->cd_pad;
     d->config = gc->config, d->split_k = gc->split_k, d->stream_k = case_stream_k;
+    d->resident = case_resident;
     size_t sa = bytes_of(d->m, d->lda, d->ab_type), sb = bytes_of(d->n, d->ldb, d->ab_type);
     size_t sc = bytes_of(d->m, d->ldc, d->d_type), sd = bytes_of(d->m, d->ldd, d->d_type);
     size_t sbias = (size_t)d->n * bc_dtype_bytes(d->d_type);

@@ -68,8 +68,9 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k,
     CHECK_BC(bc_gemm_plan_create(env->dev, &desc, &plan));
     bc_gemm_plan_info info;
     CHECK_BC(bc_gemm_plan_query(plan, &info));
-    /* the dot kernel sizes its own cluster down K (plan info reports it) */
-    if (info.split_k != (split_k ? split_k : 1) && strcmp(info.config, "sm90_dot") != 0)
+    /* the dot and GEMV kernels size their own cluster down K (plan info reports it) */
+    if (info.split_k != (split_k ? split_k : 1) && strcmp(info.config, "sm90_dot") != 0 &&
+        strcmp(info.config, "sm90_gemv") != 0)
         fail_msg("%lldx%lldx%lld: split_k %u, asked for %u", (long long)m, (long long)n, (long long)k, info.split_k,
                  split_k);
     if (expect_kernel != NULL)
@@ -208,6 +209,11 @@ static void test_same_bytes_skinny_under_load(void **state)
     same_bytes_under_load(env, 8, 8, 16384, "sm90_dot", 0, 0.0f);
     /* ... and 2 x 2000 in runs of 16 columns over 125 CTAs, with C */
     same_bytes_under_load(env, 2, 2000, 1000, "sm90_dot", 0, 0.5f);
+    /* the GEMV kernel (the rule's choice for each): 16 rows in runs of 16 columns, K over clusters of 2, and
+     * row groups of 8 for a short K, with C */
+    same_bytes_under_load(env, 16, 4096, 4096, "sm90_gemv", 0, 0.5f);
+    same_bytes_under_load(env, 437, 9, 14184, "sm90_gemv", 0, 0.5f);
+    same_bytes_under_load(env, 15473, 2, 152, "sm90_gemv", 0, 0.5f);
 }
 
 /* Plans without C, bias or ReLU on tiles up to 64 columns: their epilogue's

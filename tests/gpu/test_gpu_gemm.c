@@ -245,7 +245,9 @@ static bc_gemm_plan *plan_with_info(gpu_env *env, const gcase *gc, gbufs *g, bc_
 
 /* N = 1 with D one contiguous column: on Hopper the rule runs it as the
  * 1 x M product B . A^T where that pays (plan info says so: K of at most 2
- * k-blocks, or a long K on a grid that leaves SMs idle), else as it is (a
+ * k-blocks, or, for a resident plan (no GEMV kernel there; the first five,
+ * which the GEMV kernel takes as they are otherwise), a long K on a grid
+ * that leaves SMs idle), else as it is (a
  * bias, K of 3 to 16 k-blocks, rows the dot kernel takes (up to a few
  * thousand with K past 128: it reads B's row as it lies), or a grid that
  * fills the SMs). Every case
@@ -280,9 +282,10 @@ static void test_gemm_n1_transposed(void **state)
         const gcase *gc = &cases[i].gc;
         gbufs g;
         bc_gemm_plan_info info;
+        case_resident = i < 5;
         bc_gemm_plan *plan = plan_with_info(env, gc, &g, &info);
-        print_message("  %lldx1x%lld: %s split %u%s\n", (long long)gc->m, (long long)gc->k, info.config, info.split_k,
-                      info.swapped ? ", transposed" : "");
+        print_message("  %lldx1x%lld: %s split %u%s%s\n", (long long)gc->m, (long long)gc->k, info.config,
+                      info.split_k, info.swapped ? ", transposed" : "", case_resident ? " (resident plan)" : "");
         assert_int_equal(info.swapped, hopper ? cases[i].swapped : 0);
         poison_and_run(env, plan, &g);
         check_result(gc, &g);
@@ -297,9 +300,11 @@ static void test_gemm_n1_transposed(void **state)
         bc_gemm_plan_destroy(plan);
         free_buffers(env, &g);
     }
+    case_resident = 1; /* the long-K cases transposed */
     run_aliased(env, &cases[1].gc);
-    run_aliased(env, &cases[11].gc); /* short K, transposed, C aliasing D */
     run_repeated(env, &cases[2].gc, 10);
+    case_resident = 0;
+    run_aliased(env, &cases[11].gc); /* short K, transposed, C aliasing D */
     run_repeated(env, &cases[12].gc, 10);
 }
 
@@ -411,9 +416,11 @@ static void expect_config(gpu_env *env, const gcase *gc, const char *config)
 
 /* The dot kernel (sm90_dot): A the larger side, B the larger, square; K
  * from one 16-byte chunk (named) to a cluster of 8 (the rule's choice,
- * checked); up to 64 outputs in all, and thousands in runs of rows a
- * cluster; every input and output type, plain and with the whole epilogue
- * on padded rows (odd D rows); C aliasing D; 20 runs byte-identical. */
+ * checked; named where the rule cedes the problem to the GEMV kernel: 5 or
+ * more smaller-side rows up to K = 2048, more than 5120 loads a CTA); up
+ * to 64 outputs in all, and thousands in runs of rows a cluster; every
+ * input and output type, plain and with the whole epilogue on padded rows
+ * (odd D rows); C aliasing D; 20 runs byte-identical. */
 static void test_gemm_dot(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
@@ -424,7 +431,9 @@ static void test_gemm_dot(void **state)
     for (size_t i = 0; i < sizeof mn / sizeof mn[0]; i++)
         for (size_t j = 0; j < sizeof ks / sizeof ks[0]; j++) {
             const int64_t m = mn[i][0], n = mn[i][1], k = ks[j];
-            const char *cf = k < 129 ? "sm90_dot" : NULL; /* the rule leaves K <= 128 to the short-K twins */
+            /* the rule leaves K <= 128 to the short-K twins, 5 rows or more up to K = 2048 to the GEMV kernel */
+            const int64_t rows = m < n ? m : n;
+            const char *cf = k < 129 || (rows >= 5 && k <= 2048) ? "sm90_dot" : NULL;
             const bc_dtype ab = (i + j) % 2 ? BC_DTYPE_F16 : BC_DTYPE_BF16;
             const bc_dtype dt = (bc_dtype)((i + 2 * j) % 3);
             const gcase cases[] = {
@@ -437,17 +446,21 @@ static void test_gemm_dot(void **state)
                 run_case(env, &cases[q]);
             }
         }
-    /* the larger side in runs of rows a cluster (up to 64 outputs a CTA, several tasks a warp) */
-    static const int64_t wide[][3] = {{1, 3488, 552}, {231, 1, 520}, {2, 2000, 1000}, {4, 1000, 2048},
-                                      {8, 300, 600},  {1, 256, 16384}, {3000, 1, 200}, {1, 8000, 136}};
+    /* the larger side in runs of rows a cluster (up to 64 outputs a CTA, several tasks a warp); the last four
+     * named (the rule's GEMV kernel: 6000, 10240 and 11264 loads a CTA, 8 rows at K = 600) */
+    static const int64_t wide[][3] = {{1, 3488, 552}, {231, 1, 520},  {3000, 1, 200}, {1, 8000, 136},
+                                      {2, 2000, 1000}, {4, 1000, 2048}, {1, 256, 16384}, {8, 300, 600}};
     for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++) {
         const bc_dtype dt = (bc_dtype)(i % 3);
+        const char *cf = i >= 4 ? "sm90_dot" : NULL;
         const gcase cases[] = {
-            {wide[i][0], wide[i][1], wide[i][2], BC_DTYPE_BF16, dt, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0},
-            {wide[i][0], wide[i][1], wide[i][2], BC_DTYPE_F16, dt, 0.75f, -0.5f, 1, 1, 8, 0, NULL, 0, 1, 0},
+            {wide[i][0], wide[i][1], wide[i][2], BC_DTYPE_BF16, dt, 1.0f, 0.0f, 0, 0, 0, 0, cf, 0, 0, 0},
+            {wide[i][0], wide[i][1], wide[i][2], BC_DTYPE_F16, dt, 0.75f, -0.5f, 1, 1, 8, 0, cf, 0, 1, 0},
         };
         for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
-            expect_config(env, &cases[q], "sm90_dot");
+            gcase rule = cases[q];
+            rule.config = NULL;
+            expect_config(env, &rule, cf ? "sm90_gemv" : "sm90_dot");
             run_case(env, &cases[q]);
         }
     }
@@ -581,6 +594,52 @@ static void test_dependent_chain(void **state)
     run_chain(env, &c1, &c2, 1, NULL);
 }
 
+/* The GEMV kernel (sm90_gemv): the smaller side 1 to 16 rows, as A (M) and as B (N); K from 136 to 14184 on
+ * every grid shape the rule makes (K split over clusters of 2 and 4, runs of 16 rows, row groups of 8 for a
+ * short K, a K ending mid-step); every input and output type, plain and with the whole epilogue on padded rows
+ * (odd D rows); each rule-chosen case checked to be the GEMV kernel's; named at K of 8 to 128; C aliasing D;
+ * 20 runs byte-identical (split and whole). */
+static void test_gemm_gemv(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    static const int64_t gshapes[][3] = {
+        {1, 4096, 4096},  {16, 4096, 4096}, {9, 1000, 200},   {12, 2113, 256},  {16, 2048, 8192},
+        {437, 9, 14184},  {3, 198, 14944},  {15473, 2, 152},  {2, 6445, 144},   {16, 300, 520},
+        {4096, 16, 4096}, {13, 110, 6448},  {1, 1321, 2048},  {5, 100, 2048},   {11, 4099, 1000},
+        {7, 3001, 4104},
+    };
+    for (size_t i = 0; i < sizeof gshapes / sizeof gshapes[0]; i++) {
+        const int64_t m = gshapes[i][0], n = gshapes[i][1], k = gshapes[i][2];
+        if (quick && m * n * k > (1ll << 27))
+            continue;
+        const bc_dtype ab = i % 2 ? BC_DTYPE_F16 : BC_DTYPE_BF16;
+        const bc_dtype dt = (bc_dtype)(i % 3);
+        const gcase cases[] = {
+            {m, n, k, ab, dt, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0},
+            {m, n, k, ab, dt, 0.75f, -0.5f, 1, 1, 8, 0, NULL, 0, 1, 0},
+        };
+        for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
+            expect_config(env, &cases[q], "sm90_gemv");
+            run_case(env, &cases[q]);
+        }
+    }
+    /* named at a K the rule leaves to the short-K twins */
+    static const int64_t named[][3] = {{16, 4096, 128}, {1, 1, 8}, {9, 77, 40}, {3000, 12, 64}};
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+        const gcase gc = {named[i][0], named[i][1], named[i][2], BC_DTYPE_BF16, (bc_dtype)(i % 3), 0.5f, 1.0f, 1,
+                          (int)(i % 2), 0, 0, "sm90_gemv", 0, 1, 0};
+        run_case(env, &gc);
+    }
+    const gcase alias = {16, 3000, 2056, BC_DTYPE_BF16, BC_DTYPE_BF16, 0.5f, -1.0f, 1, 1, 0, 0, NULL, 0, 0, 0};
+    run_aliased(env, &alias);
+    const gcase split = {437, 9, 14184, BC_DTYPE_F16, BC_DTYPE_F32, 1.0f, 0.5f, 1, 0, 0, 0, NULL, 0, 0, 0};
+    run_repeated(env, &split, quick ? 5 : 20);
+    const gcase rows = {16, 4096, 4096, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0, 0};
+    run_repeated(env, &rows, quick ? 5 : 20);
+}
+
 /* The dot kernel reads its operands through the non-coherent path after
  * griddepcontrol.wait: each round's fresh output of the GEMM before it, a
  * tile kernel's (64 x 1024) and its own (2 x 1024 from the dot kernel),
@@ -614,6 +673,7 @@ int main(void)
         cmocka_unit_test(test_gemm_n1_transposed),
         cmocka_unit_test(test_gemm_dense_rows),
         cmocka_unit_test(test_gemm_dot),
+        cmocka_unit_test(test_gemm_gemv),
         cmocka_unit_test(test_gemm_deterministic_100),
         cmocka_unit_test(test_graph_mode),
         cmocka_unit_test(test_dependent_chain),

@@ -48,7 +48,7 @@ static void poison(gpu_env *env, const bc_mlp *m)
 
 static void mlp_or_fail(gpu_env *env, bc_mlp *m, const char *config, bc_rng *rng)
 {
-    CHECK_BC(bc_mlp_create(env->dev, 16, mlp_width, 3, config, 0, rng, m));
+    CHECK_BC(bc_mlp_create(env->dev, 16, mlp_width, 3, config, 0, 1, rng, m));
 }
 
 static void expect_correct(gpu_env *env, const bc_mlp *m, const void *host_out, const char *what)
@@ -111,6 +111,7 @@ static void make_link(gpu_env *env, link *k, const int64_t *mnk, const char *con
     bc_gemm_desc_default(d);
     d->m = mnk[0], d->n = mnk[1], d->k = mnk[2];
     d->config = config;
+    d->resident = 1;
     d->split_k = split;
     if (prev)
         d->a = prev->d.d, k->ha = malloc((size_t)(d->m * d->k) * 2);
@@ -214,8 +215,10 @@ static void test_configs_and_epilogues(void **state)
 static void links_default(link *k, int n)
 {
     memset(k, 0, (size_t)n * sizeof *k);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         bc_gemm_desc_default(&k[i].d);
+        k[i].d.resident = 1; /* the rule's choice among what a resident kernel runs */
+    }
 }
 
 /* Each link's plan, also listed in plans[]. */

@@ -93,7 +93,7 @@ static void child(int fd)
     bc_resident_config cfg;
     bc_resident_config_default(&cfg);
     bc_resident *res = NULL;
-    if (us <= 0 || bc_device_query(dev, &in) || bc_mlp_create(dev, 16, w, 3, "sm90_64x32", 0, &rng, &m))
+    if (us <= 0 || bc_device_query(dev, &in) || bc_mlp_create(dev, 16, w, 3, "sm90_64x32", 0, 1, &rng, &m))
         _exit(1);
     cfg.sm_count = (uint32_t)in.sm_count; /* every SM: a kernel left behind would starve the parent */
     if (bc_resident_create(dev, (const bc_gemm_plan *const *)m.plan, 3, &cfg, &res) ||
@@ -195,7 +195,7 @@ static void test_stop_restart_close(void **state)
     bc_rng rng = {bc_ref_seed()};
     bc_mlp m;
     const int64_t w[4] = {256, 1024, 1024, 64};
-    CHECK_BC(bc_mlp_create(dev, 16, w, 3, "sm90_64x32", 0, &rng, &m));
+    CHECK_BC(bc_mlp_create(dev, 16, w, 3, "sm90_64x32", 0, 1, &rng, &m));
     bc_resident *res = NULL;
     CHECK_BC(bc_resident_create(dev, (const bc_gemm_plan *const *)m.plan, 3, NULL, &res));
     for (int round = 0; round < 3; round++) {
@@ -262,7 +262,7 @@ static void test_sharing_cost(void **state)
     bc_rng rng = {bc_ref_seed()};
     bc_mlp m;
     const int64_t w[4] = {256, 1024, 1024, 64};
-    CHECK_BC(bc_mlp_create(dev, 16, w, 3, "sm90_64x32", 0, &rng, &m));
+    CHECK_BC(bc_mlp_create(dev, 16, w, 3, "sm90_64x32", 0, 1, &rng, &m));
     const double alone = big_gemm_us(dev, other, 20);
     print_message("  INFORMATIVE: %dx%dx%d GEMM alone: %.1f us\n", BIG, BIG, BIG, alone);
     const uint32_t grids[2] = {(uint32_t)di.sm_count / 2, 0}; /* half the SMs, then the default grid */

@@ -65,6 +65,7 @@ static inline bc_gemm_desc layer_desc(const env *e, int l, const char *config)
     d.a = e->act[l], d.b = e->w[l], d.d = e->act[l + 1], d.bias = e->bias[l];
     d.relu = l + 1 < LAYERS;
     d.config = config;
+    d.resident = 1; /* the rule's choice among the configurations a resident kernel runs */
     return d;
 }
 

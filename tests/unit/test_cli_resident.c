@@ -125,8 +125,8 @@ static void test_mlp_without_splits(void **state)
     const uint32_t rule[3] = {0, 0, 0};
     bc_rng rng = {7};
     bc_mlp a, b;
-    assert_ok(bc_mlp_create(dev, 16, w, 3, NULL, NULL, &rng, &a));
-    assert_ok(bc_mlp_create(dev, 16, w, 3, NULL, rule, &rng, &b));
+    assert_ok(bc_mlp_create(dev, 16, w, 3, NULL, NULL, 1, &rng, &a));
+    assert_ok(bc_mlp_create(dev, 16, w, 3, NULL, rule, 1, &rng, &b));
     for (int l = 0; l < 3; l++) {
         bc_gemm_plan_info ia, ib;
         assert_ok(bc_gemm_plan_query(a.plan[l], &ia));

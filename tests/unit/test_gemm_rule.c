@@ -18,74 +18,66 @@ static void test_config_rule(void **state)
     env e;
     env_open(&e, 1);
     fake_set_max_active_clusters(30); /* clusters of four the H100 holds at once (the fake's own count: 33) */
-    static const struct {
+    typedef struct {
         int64_t m, n, k;
         const char *kernel;
         uint32_t split; /* 0: not checked */
-    } cases[] = {
+    } rule_case;
+    static const rule_case cases[] = {
         {8192, 8192, 8192, "bc_gemm_sm90_128x256", 0}, {2048, 2048, 2048, "bc_gemm_sm90_128x256", 0},
         {4096, 4096, 1024, "bc_gemm_sm90_128x256", 0}, {512, 4096, 4096, "bc_gemm_sm90_128x128", 0},
         {1024, 1024, 1024, "bc_gemm_sm90_128x64", 0},  {256, 4096, 4096, "bc_gemm_sm90_128x64", 0},
         {128, 2048, 2048, "bc_gemm_sm90_64x32", 0},    {64, 1024, 1024, "bc_gemm_sm90_64x32", 0},
         {17, 4096, 4096, "bc_gemm_sm90_64x32", 0},
-        /* M <= 16: 64x32 with 16-row A stages */
-        {9, 80, 200, "bc_gemm_sm90_64x32m16", 0},      {1, 4096, 4096, "bc_gemm_sm90_64x32m16", 0},
-        {16, 4096, 4096, "bc_gemm_sm90_64x32m16", 0},  {9, 1000, 200, "bc_gemm_sm90_64x32m16", 0},
-        /* ... and split over a cluster when few tiles walk a long K */
-        {9, 1000, 2000, "bc_gemm_sm90_64x32m16s", 0},  {9, 10, 10528, "bc_gemm_sm90_64x32m16s", 0},
+        /* min(M, N) <= 16, K past 128 and a multiple of 8, where the dot kernel does not take it: the GEMV
+         * kernel, K split over a cluster while each CTA keeps 64 steps of 32 and the clusters fit a round of
+         * two CTAs an SM (1x256x16384: 32 runs of 8 rows, 4 ways, 128 CTAs of the 198 clusters of 4 may
+         * fill; 8 ways would be 256); 1x4096x4096 512 runs, whole */
+        {9, 80, 200, "bc_gemm_sm90_gemv", 1},          {1, 4096, 4096, "bc_gemm_sm90_gemv", 1},
+        {16, 4096, 4096, "bc_gemm_sm90_gemv", 1},      {9, 1000, 200, "bc_gemm_sm90_gemv", 1},
+        {9, 1000, 2000, "bc_gemm_sm90_gemv", 1},       {9, 10, 10528, "bc_gemm_sm90_gemv", 4},
+        {4096, 16, 4096, "bc_gemm_sm90_gemv", 1},      {1, 256, 16384, "bc_gemm_sm90_gemv", 4},
+        {27, 9, 5192, "bc_gemm_sm90_gemv", 2},         {16, 4096, 264, "bc_gemm_sm90_gemv", 1},
+        /* ... not at K <= 128 (the short-K twins) */
+        {16, 4096, 128, "bc_gemm_sm90_64x32m16t", 0},
         /* few tiles, long K: split over a cluster pays for its reduction; the narrow tile's split where
          * its CTAs fit a round (128x128x65536: 64x32s 8 ways, 64 CTAs, 2048 x (128 + 12) / 0.30 = 955733
          * against 128x128s 8 ways 16384 x (128 + 24) / 0.90 = 2767075; 256x512x32768: 128x128s 8 ways 16384
          * x (64 + 24) / 0.90 = 1601991 against 64x32s 2 ways 2048 x (256 + 12) / 0.30 = 1829546) */
         {128, 128, 65536, "bc_gemm_sm90_64x32s", 0},   {256, 512, 32768, "bc_gemm_sm90_128x128s", 0},
-        /* M past the skinny range, few 64-row tiles: 27x9x5192 one tile 8 ways (11 + 12 k-blocks against
-         * 82 whole); 64x1024x2048 32 tiles 2 ways (16 + 12 against 32); 64x1024x1024 and 60x768x768 whole
-         * (8 + 12 against 16; 3 + 12 against 12) */
-        {27, 9, 5192, "bc_gemm_sm90_64x32s", 0},       {64, 1024, 2048, "bc_gemm_sm90_64x32s", 0},
+        /* M past the skinny range, few 64-row tiles: 64x1024x2048 32 tiles 2 ways (16 + 12 against 32);
+         * 64x1024x1024 and 60x768x768 whole (8 + 12 against 16; 3 + 12 against 12) */
+        {64, 1024, 2048, "bc_gemm_sm90_64x32s", 0},
         {60, 768, 768, "bc_gemm_sm90_64x32", 0},
         /* K of at most 2 k-blocks and M above 16: a short-K twin outright, 128x64t or 64x32t by the cost
          * (ties to 64x32t), however many outputs; 3 and 4 k-blocks: 128x64t where its tiles outnumber half
          * the SMs and the rows lie on the 32-byte sectors (test_short_k_sectors), else the cost model; M <= 16:
-         * the skinny short-K twin, whatever its tile count (its tile is 64x32m16's), and at 3 or 4 k-blocks with
-         * more tiles than half the SMs (67 of 132: N = 2113; 66 tiles, N = 2112, keep the whole-tile kernel; 5
-         * k-blocks never) */
+         * the skinny short-K twin, whatever its tile count (its tile is 64x32m16's), and past 2 k-blocks the GEMV
+         * kernel (for resident plans below) */
         {4132, 3275, 16, "bc_gemm_sm90_128x64t", 0},   {2048, 2048, 128, "bc_gemm_sm90_128x64t", 0},
         {17, 4096, 64, "bc_gemm_sm90_64x32t", 0},      {2048, 2048, 192, "bc_gemm_sm90_128x64t", 0},
         {256, 2890, 64, "bc_gemm_sm90_128x64t", 0},    {1000, 300, 64, "bc_gemm_sm90_64x32t", 0},
         {4000, 51, 128, "bc_gemm_sm90_64x32t", 0},     {4000, 300, 128, "bc_gemm_sm90_128x64t", 0},
         {7000, 7168, 64, "bc_gemm_sm90_128x64t", 0}, /* (7191, D rows off 16 bytes: test_unaligned_d_alt) */
         {16, 4096, 64, "bc_gemm_sm90_64x32m16t", 0},   {1, 10746, 16, "bc_gemm_sm90_64x32m16t", 0},
-        {16, 4096, 192, "bc_gemm_sm90_64x32m16t", 0},  {12, 2113, 256, "bc_gemm_sm90_64x32m16t", 0},
-        {12, 2112, 256, "bc_gemm_sm90_64x32m16", 0},   {16, 4096, 264, "bc_gemm_sm90_64x32m16", 0},
+        {16, 4096, 192, "bc_gemm_sm90_gemv", 1},       {12, 2113, 256, "bc_gemm_sm90_gemv", 1},
         {3, 600, 16, "bc_gemm_sm90_64x32m16t", 0},
         {1, 1, 8, "bc_gemm_sm90_64x32m16t", 0},        {16, 32, 128, "bc_gemm_sm90_64x32m16t", 0},
         /* ... the 128-row one with tiles for at least a quarter of the SMs (33 of 132): 100x100x64 has 2,
          * and takes the 64 x 32 twin (no tile is smaller, so any number of tiles) */
         {100, 100, 64, "bc_gemm_sm90_64x32t", 0},
-        /* the skinny split's exchange costs 8 k-blocks, and clusters of 8 on more than 56 SMs 5 more
-         * (the split checked too) */
-        {16, 256, 512, "bc_gemm_sm90_64x32m16", 1},   /* 8 k-blocks: 1 + 8 + 5 on 8 ways (64 CTAs), 2 + 8 > 8 */
-        {9, 65, 512, "bc_gemm_sm90_64x32m16", 1},     /* 1 + 8 on 8 ways > 8 */
-        {9, 320, 1024, "bc_gemm_sm90_64x32m16s", 4},  /* 10 tiles: 8 ways (80 CTAs) 2 + 8 + 5 > 4 ways' 4 + 8 */
-        {9, 192, 1024, "bc_gemm_sm90_64x32m16s", 8},  /* 6 tiles: 48 CTAs of clusters of 8, 2 + 8 */
-        {9, 224, 1024, "bc_gemm_sm90_64x32m16s", 8},  /* 7 tiles: 56 CTAs, 2 + 8 */
-        {16, 256, 4096, "bc_gemm_sm90_64x32m16s", 8}, /* 8 tiles, 64 k-blocks: 8 + 8 + 5 < 16 + 8 */
-        {16, 1024, 1024, "bc_gemm_sm90_64x32m16", 1}, /* 32 tiles: 8 + 8 ties 16, the whole tile */
-        {9, 2048, 1024, "bc_gemm_sm90_64x32m16", 1},  /* 64 tiles: the same */
-        {16, 1024, 2048, "bc_gemm_sm90_64x32m16s", 2}, /* 16 + 8 < 32; 4 ways is 128 CTAs, over 99 */
         /* a few outputs with K past the short-K twins' 128: the dot kernel outright, K over a cluster of up to
          * 8 CTAs with at least 256 16-byte chunks each */
         {1, 1, 200, "bc_gemm_sm90_dot", 1},            {1, 64, 512, "bc_gemm_sm90_dot", 1},
         {7, 1, 10528, "bc_gemm_sm90_dot", 4},          {8, 8, 16384, "bc_gemm_sm90_dot", 8},
         {2, 3, 4096, "bc_gemm_sm90_dot", 2},           {1, 1, 128, "bc_gemm_sm90_64x32m16t", 0},
-        {65, 1, 200, "bc_gemm_sm90_dot", 1},           {9, 8, 1000, "bc_gemm_sm90_dot", 1},
-        /* ... up to 8 rows on the smaller side, 64 outputs and 12288 16-byte loads a CTA: 1x256x16384 22 rows a
-         * cluster of 8 (22 x 256 x 2 = 11264 loads), 2x500x8192 21 rows a cluster of 4 (16128: the tiles) */
-        {9, 9, 1000, "bc_gemm_sm90_64x32m16s", 0},     {1, 256, 16384, "bc_gemm_sm90_dot", 8},
-        {2, 500, 8192, "bc_gemm_sm90_64x32m16s", 0},
-        /* at the bound: 1x1536x4096 24 rows x 256 chunks x 2 = 12288 (2x1024x4096 16 x 256 x 3), 1x1650x4096 25 */
-        {1, 1536, 4096, "bc_gemm_sm90_dot", 2},        {2, 1024, 4096, "bc_gemm_sm90_dot", 2},
-        {1, 1650, 4096, "bc_gemm_sm90_64x32m16s", 0},
+        {65, 1, 200, "bc_gemm_sm90_dot", 1},           {9, 8, 1000, "bc_gemm_sm90_gemv", 1},
+        /* ... up to 8 rows on the smaller side, 64 outputs and 12288 16-byte loads a CTA, but at most 5120 loads
+         * and, with 5 or more rows on the smaller side, K past 2048: else the GEMV kernel (9x8x1000 above;
+         * 1x256x16384: 22 rows a cluster of 8, 22 x 256 x 2 = 11264 loads; 2x1024x4096: 16 x 256 x 3 = 12288;
+         * 1x1536x4096: 24 x 256 x 2 = 12288; the edges in test_gemv_kernel; for resident plans the skinny tiles,
+         * below) */
+        {2, 1024, 4096, "bc_gemm_sm90_gemv", 2},       {1, 1536, 4096, "bc_gemm_sm90_gemv", 1},
         /* up to 4 k-blocks 128x256 costs 20% more (its epilogue is most of a tile there), and 128x256 again
          * from 5 k-blocks (2642x2648x320: 231 tiles of 128x256, 2 rounds x 2 x 5 / 100 = 0.200 against
          * 128x128's 4 x 5 / 90 = 0.222); rows off the sectors keep 128x256's credit (17%), which nearly
@@ -107,27 +99,68 @@ static void test_config_rule(void **state)
         {130, 2112, 3024, "bc_gemm_sm90_128x64", 1},   {348, 2775, 2088, "bc_gemm_sm90_128x64", 1},
         {500, 1150, 2200, "bc_gemm_sm90_128x64m", 1},
     };
+    /* Resident plans (bc_gemm_desc.resident = 1: no dot or GEMV kernel there). M <= 16: 64x32 with 16-row A
+     * stages ... */
+    static const rule_case resident_cases[] = {
+        {9, 80, 200, "bc_gemm_sm90_64x32m16", 0},      {1, 4096, 4096, "bc_gemm_sm90_64x32m16", 0},
+        {16, 4096, 4096, "bc_gemm_sm90_64x32m16", 0},  {9, 1000, 200, "bc_gemm_sm90_64x32m16", 0},
+        /* ... the skinny short-K twin at 3 or 4 k-blocks with more tiles than half the SMs (67 of 132: N =
+         * 2113; 66 tiles, N = 2112, keep the whole-tile kernel; 5 k-blocks never) */
+        {16, 4096, 192, "bc_gemm_sm90_64x32m16t", 0},  {12, 2113, 256, "bc_gemm_sm90_64x32m16t", 0},
+        {12, 2112, 256, "bc_gemm_sm90_64x32m16", 0},   {16, 4096, 264, "bc_gemm_sm90_64x32m16", 0},
+        /* ... and split over a cluster when few tiles walk a long K */
+        {9, 1000, 2000, "bc_gemm_sm90_64x32m16s", 0},  {9, 10, 10528, "bc_gemm_sm90_64x32m16s", 0},
+        /* M past the skinny range, few 64-row tiles: 27x9x5192 one tile 8 ways (11 + 12 k-blocks against 82) */
+        {27, 9, 5192, "bc_gemm_sm90_64x32s", 0},
+        /* the skinny split's exchange costs 8 k-blocks, and clusters of 8 on more than 56 SMs 5 more (the
+         * split checked too) */
+        {16, 256, 512, "bc_gemm_sm90_64x32m16", 1},   /* 8 k-blocks: 1 + 8 + 5 on 8 ways (64 CTAs), 2 + 8 > 8 */
+        {9, 65, 512, "bc_gemm_sm90_64x32m16", 1},     /* 1 + 8 on 8 ways > 8 */
+        {9, 320, 1024, "bc_gemm_sm90_64x32m16s", 4},  /* 10 tiles: 8 ways (80 CTAs) 2 + 8 + 5 > 4 ways' 4 + 8 */
+        {9, 192, 1024, "bc_gemm_sm90_64x32m16s", 8},  /* 6 tiles: 48 CTAs of clusters of 8, 2 + 8 */
+        {9, 224, 1024, "bc_gemm_sm90_64x32m16s", 8},  /* 7 tiles: 56 CTAs, 2 + 8 */
+        {16, 256, 4096, "bc_gemm_sm90_64x32m16s", 8}, /* 8 tiles, 64 k-blocks: 8 + 8 + 5 < 16 + 8 */
+        {16, 1024, 1024, "bc_gemm_sm90_64x32m16", 1}, /* 32 tiles: 8 + 8 ties 16, the whole tile */
+        {9, 2048, 1024, "bc_gemm_sm90_64x32m16", 1},  /* 64 tiles: the same */
+        {16, 1024, 2048, "bc_gemm_sm90_64x32m16s", 2}, /* 16 + 8 < 32; 4 ways is 128 CTAs, over 99 */
+        /* past the dot kernel's 12288 loads a CTA (2x500x8192: 21 rows a cluster of 4, 16128; 1x1650x4096: 25 x
+         * 256 x 2 = 12800) and at 9 rows */
+        {9, 9, 1000, "bc_gemm_sm90_64x32m16s", 0},     {2, 500, 8192, "bc_gemm_sm90_64x32m16s", 0},
+        {1, 1650, 4096, "bc_gemm_sm90_64x32m16s", 0},
+        /* the dot kernel has no resident kernel either */
+        {1, 1, 200, "bc_gemm_sm90_64x32m16", 0},
+    };
     const fake_launch *l = NULL;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const size_t nc = sizeof cases / sizeof cases[0], nr = sizeof resident_cases / sizeof resident_cases[0];
+    for (size_t j = 0; j < nc + nr; j++) {
+        const int r = j >= nc;
+        const size_t i = r ? j - nc : j;
         /* the fake never touches the buffers: the shapes may exceed them */
-        bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
+        const rule_case *c = r ? &resident_cases[i] : &cases[i];
+        bc_gemm_desc d = base_desc(&e, c->m, c->n, c->k);
+        d.resident = (uint32_t)r;
+        const char *want = c->kernel;
+        const uint32_t want_split = c->split;
         const uint32_t split = launch_and_decode(&e, &d, &l).split_k;
         /* the configuration's kernel, or its dense-row one, or its multicast twin (tested below) */
-        const size_t kl = strlen(cases[i].kernel);
-        if (strncmp(l->kernel, cases[i].kernel, kl) != 0 ||
+        const size_t kl = strlen(want);
+        if (strncmp(l->kernel, want, kl) != 0 ||
             (l->kernel[kl] != 0 && strcmp(l->kernel + kl, "d") != 0 && strcmp(l->kernel + kl, "m") != 0) ||
-            (cases[i].split && split != cases[i].split))
-            fail_msg("%lldx%lldx%lld: chose %s split %u, the rule says %s split %u", (long long)cases[i].m,
-                     (long long)cases[i].n, (long long)cases[i].k, l->kernel, split, cases[i].kernel, cases[i].split);
+            (want_split && split != want_split))
+            fail_msg("%lldx%lldx%lld%s: chose %s split %u, the rule says %s split %u", (long long)d.m, (long long)d.n,
+                     (long long)d.k, r ? " (resident)" : "", l->kernel, split, want, want_split);
     }
     bc_gemm_desc d;
     /* the skinny split: 32 tiles x 32 k-blocks take 2 ways (64 CTAs), not 4 (128 CTAs of clusters of 4 are
      * over the 75% of the 132 SMs a round of its clusters holds); one tile of 165 k-blocks takes 8 */
     d = base_desc(&e, 16, 1024, 2048);
+    d.resident = 1;
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
     d = base_desc(&e, 9, 10, 10528);
+    d.resident = 1;
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
     d = base_desc(&e, 27, 9, 5192);
+    d.resident = 1;
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
     d = base_desc(&e, 64, 1024, 2048);
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
@@ -310,19 +343,24 @@ static void test_skinny_split_one_round(void **state)
     env e;
     env_open(&e, 1);
     const fake_launch *l = NULL;
+    /* resident plans: the rule's GEMV kernel has no resident kernel */
     bc_gemm_desc d = base_desc(&e, 1, 2048, 4640);
+    d.resident = 1;
     bc_gemm_params p = launch_and_decode(&e, &d, &l);
     assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16s");
     assert_int_equal(p.split_k, 2);
     assert_int_equal(l->grid[0], 128);
     d = base_desc(&e, 1, 1000, 10656); /* 32 tiles: 8 ways (256 CTAs) and 4 ways (128) exceed a round */
+    d.resident = 1;
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
     d = base_desc(&e, 16, 4096, 4096);
+    d.resident = 1;
     launch_and_decode(&e, &d, &l);
     assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16");
-    d = base_desc(&e, 1, 2048, 4640);
+    d = base_desc(&e, 1, 2048, 4640); /* a split asked for leaves the problem to the tile kernels */
     d.split_k = 8;
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16s");
     env_close(&e);
 }
 
@@ -387,11 +425,16 @@ static void test_n1_transposed(void **state)
     env e;
     env_open(&e, 1);
     const fake_launch *l = NULL;
-    /* 1500 rows: past the dot kernel's loads a CTA (23 rows x 290 chunks x 2) */
+    /* 1500 rows, a long K: the GEMV kernel reads A's rows as they lie */
     bc_gemm_desc d = base_desc(&e, 1500, 1, 4640);
+    bc_gemm_plan_info info = plan_info(&e, &d);
+    assert_int_equal(info.swapped, 0);
+    assert_string_equal(info.config, "sm90_gemv");
+    /* ... but a resident plan (no GEMV kernel there), past the dot kernel's loads a CTA (23 rows x 290 chunks
+     * x 2), runs transposed */
+    d.resident = 1;
     bc_gemm_plan *plan = NULL;
     assert_ok(bc_gemm_plan_create(e.dev, &d, &plan));
-    bc_gemm_plan_info info;
     assert_ok(bc_gemm_plan_query(plan, &info));
     assert_int_equal(info.swapped, 1);
     assert_string_equal(info.config, "sm90_64x32m16s");
@@ -421,6 +464,7 @@ static void test_n1_transposed(void **state)
 
     /* C aliasing D, one contiguous column: transposed with it */
     d = base_desc(&e, 1500, 1, 4640);
+    d.resident = 1;
     d.beta = 0.5f, d.c = d.d;
     p = launch_and_decode(&e, &d, &l);
     assert_int_equal(p.m, 1), assert_int_equal(p.ldc, 1500), assert_int_equal(p.c, e.d);
@@ -469,6 +513,7 @@ static void test_n1_transposed(void **state)
     }
     /* a C that is not one contiguous column keeps the plan as it is */
     d = base_desc(&e, 1500, 1, 4640);
+    d.resident = 1;
     d.beta = 1.0f, d.c = e.c, d.ldc = 8;
     assert_int_equal(launch_and_decode(&e, &d, &l).m, 1500);
     env_close(&e);
@@ -547,6 +592,104 @@ static void test_dot_kernel(void **state)
     env_close(&e);
 }
 
+/* The GEMV kernel's plans: where the dot kernel cedes it the problem (more than 5120 loads a CTA; 5 or more
+ * rows on the smaller side with K at most 2048), its grid (K over a cluster while each CTA keeps 64 steps of
+ * 32 and the clusters fit a round of two CTAs an SM; rows in runs of 16 for more than 8 smaller-side rows
+ * when those runs give every SM a CTA; row groups doubled while the warps would have fewer than 8 steps each
+ * and the CTAs still number the SMs), a named plan's limits and desc.resident. */
+static void test_gemv_kernel(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    const fake_launch *l = NULL;
+    static const struct {
+        int64_t m, n, k;
+        const char *kernel;
+    } cede[] = {
+        {1, 1320, 2048, "bc_gemm_sm90_dot"},  /* 10 rows a CTA x 256 chunks x 2 = 5120 loads */
+        {1, 1321, 2048, "bc_gemm_sm90_gemv"}, /* 11 rows: 5632 */
+        {5, 100, 2048, "bc_gemm_sm90_gemv"},  {5, 100, 2056, "bc_gemm_sm90_dot"},
+        {4, 100, 2048, "bc_gemm_sm90_dot"},   {100, 5, 2048, "bc_gemm_sm90_gemv"},
+    };
+    for (size_t i = 0; i < sizeof cede / sizeof cede[0]; i++) {
+        bc_gemm_desc d = base_desc(&e, cede[i].m, cede[i].n, cede[i].k);
+        launch_and_decode(&e, &d, &l);
+        if (strcmp(l->kernel, cede[i].kernel) != 0)
+            fail_msg("%lldx%lldx%lld: %s, want %s", (long long)cede[i].m, (long long)cede[i].n, (long long)cede[i].k,
+                     l->kernel, cede[i].kernel);
+    }
+    static const struct {
+        int64_t m, n, k;
+        uint32_t split, groups;
+    } grid[] = {
+        {1, 256, 16384, 4, 32},   /* 512 steps: 4 ways keep 128 each, 32 x 4 within 198 (75% of 264); 8 ways: 256 */
+        {1, 4096, 4096, 1, 512},  /* 128 steps: 2 ways would be 1024 CTAs */
+        {16, 4096, 4096, 1, 256}, /* runs of 16: 256 */
+        {16, 2048, 8192, 1, 256}, /* runs of 16 would be 128 CTAs, under the 132 SMs: runs of 8 */
+        {8, 4096, 4096, 1, 512},  /* 8 rows: runs of 8 */
+        {15473, 2, 152, 1, 242},  /* 5 steps: one K group, 8 row groups of 8 (242 CTAs of 64 rows) */
+        {2, 6445, 144, 1, 202},   /* 5 steps: 4 row groups (202 CTAs); 8 would be 101, under the SMs */
+        {16, 300, 520, 1, 38},    /* 17 steps, few rows: every warp a K group, runs of 8 */
+        {437, 9, 14184, 2, 55},   /* 444 steps: 4 ways would be 220 CTAs, over 198 */
+    };
+    for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++) {
+        bc_gemm_desc d = base_desc(&e, grid[i].m, grid[i].n, grid[i].k);
+        d.lda = d.k + 8, d.ldb = d.k + 16;
+        const bc_gemm_params p = launch_and_decode(&e, &d, &l);
+        if (strcmp(l->kernel, "bc_gemm_sm90_gemv") != 0 || p.split_k != grid[i].split ||
+            p.tiles_m != grid[i].groups || l->grid[0] != grid[i].split * grid[i].groups ||
+            l->cluster[0] != grid[i].split)
+            fail_msg("%lldx%lldx%lld: %s split %u, %u clusters, grid %u, cluster %u; want the GEMV kernel split %u, "
+                     "%u clusters", (long long)grid[i].m, (long long)grid[i].n, (long long)grid[i].k, l->kernel,
+                     p.split_k, p.tiles_m, l->grid[0], l->cluster[0], grid[i].split, grid[i].groups);
+        assert_int_equal(l->block[0], BC_GEMV_THREADS);
+        assert_int_equal(l->smem, BC_GEMV_SMEM_BYTES);
+        assert_int_equal(p.tiles_n, 1);
+        assert_int_equal(p.lda, d.k + 8), assert_int_equal(p.ldb, d.k + 16);
+        assert_int_equal(p.a, e.a), assert_int_equal(p.b, e.b), assert_int_equal(p.d, e.d);
+        assert_int_equal(p.flags & (BC_GEMM_F_TMA_STORE | BC_GEMM_F_C_SMEM), 0);
+        const bc_gemm_plan_info info = plan_info(&e, &d);
+        assert_string_equal(info.config, "sm90_gemv");
+        assert_int_equal(info.split_k, grid[i].split), assert_int_equal(info.swapped, 0);
+    }
+    /* named: any K, the smaller side at most 16 rows, no split asked for */
+    bc_gemm_desc d = base_desc(&e, 4, 100, 16);
+    d.config = "sm90_gemv";
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_gemv");
+    d = base_desc(&e, 17, 100, 4096);
+    d.config = "sm90_gemv";
+    expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "config");
+    d = base_desc(&e, 16, 100, 4096);
+    d.config = "sm90_gemv", d.split_k = 2;
+    expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "split_k");
+    /* K of at most 128 stays with the short-K twins; whole tiles or a split asked for: the tile kernels */
+    d = base_desc(&e, 16, 4096, 128);
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16t");
+    d = base_desc(&e, 16, 4096, 4096);
+    d.split_k = 1;
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16");
+    /* a resident plan: only configurations a resident kernel runs; a named one as named; 2 is refused */
+    d = base_desc(&e, 16, 4096, 4096);
+    d.resident = 1;
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16");
+    d = base_desc(&e, 1, 1, 200);
+    d.resident = 1;
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16");
+    d = base_desc(&e, 16, 4096, 4096);
+    d.resident = 1, d.config = "sm90_gemv";
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_gemv");
+    d = base_desc(&e, 16, 4096, 4096);
+    d.resident = 2;
+    expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "resident");
+    env_close(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -558,6 +701,7 @@ int main(void)
         ft_test(test_row_tile),
         ft_test(test_n1_transposed),
         ft_test(test_dot_kernel),
+        ft_test(test_gemv_kernel),
     };
     return cmocka_run_group_tests_name("gemm_rule", tests, NULL, NULL);
 }

@@ -120,7 +120,7 @@ static void test_create_rejects(void **state)
      * refusal says what to pin); pinned to the network's configuration it runs beside its layers */
     bc_gemm_plan *head = NULL;
     d = layer_desc(&e, 2, NULL);
-    d.n = 1, d.bias = 0, d.relu = 0;
+    d.n = 1, d.bias = 0, d.relu = 0, d.resident = 0;
     assert_ok(bc_gemm_plan_create(e.dev, &d, &head));
     bc_gemm_plan_info hi;
     assert_ok(bc_gemm_plan_query(head, &hi));
@@ -130,6 +130,16 @@ static void test_create_rejects(void **state)
     bc_error_detail det;
     bc_last_error(&det);
     assert_non_null(strstr(det.message, "pin bc_gemm_desc.config"));
+    assert_non_null(strstr(det.message, "bc_gemm_desc.resident = 1"));
+    bc_gemm_plan_destroy(head);
+    /* for a resident plan the rule takes a skinny tile instead, which a resident kernel runs */
+    d.resident = 1;
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &head));
+    assert_ok(bc_gemm_plan_query(head, &hi));
+    assert_non_null(strstr(hi.config, "sm90_64x32m16"));
+    const bc_gemm_plan *alone[1] = {head};
+    assert_ok(bc_resident_create(e.dev, alone, 1, NULL, &r));
+    bc_resident_destroy(r);
     bc_gemm_plan_destroy(head);
     d.config = "sm90_64x32";
     assert_ok(bc_gemm_plan_create(e.dev, &d, &head));

@@ -125,7 +125,8 @@ static bc_status make_workload(lat_ctx *c)
         c->rs.out = c->d.d, c->rs.out_bytes = (size_t)(o->m * o->n) * bc_dtype_bytes(o->out);
         return BC_OK;
     }
-    LAT_TRY(bc_mlp_create(c->dev, o->batch, o->width, o->layers, o->config, o->split_k, &c->rng, &c->mlp));
+    LAT_TRY(bc_mlp_create(c->dev, o->batch, o->width, o->layers, o->config, o->split_k, (o->modes & 4) != 0,
+                          &c->rng, &c->mlp));
     for (int l = 0; l < o->layers; l++)
         c->seq[l] = c->mlp.plan[l];
     c->nseq = o->layers;
@@ -145,9 +146,10 @@ bc_status lat_setup(lat_ctx *c, bc_device_info *di, int *prio_eff)
     c->d.ab_type = o->ab, c->d.d_type = o->out;
     c->d.config = o->config;
     c->d.split_k = o->split_k[0];
+    c->d.resident = (o->modes & 4) != 0; /* every mode measures the plans the executor runs */
     c->fd = c->d;
     c->fd.m = 1, c->fd.n = 1, c->fd.k = 8;
-    c->fd.config = NULL, c->fd.split_k = 0; /* the floor plan takes the rule's choice */
+    c->fd.config = NULL, c->fd.split_k = 0, c->fd.resident = 0; /* the floor plan takes the rule's choice */
     const size_t ab = bc_dtype_bytes(o->ab), big = (size_t)((o->m > o->n ? o->m : o->n) * o->k);
     c->host_a = malloc((size_t)(o->m * o->k) * ab);
     c->host_b = malloc((size_t)(o->n * o->k) * ab);

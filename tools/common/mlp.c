@@ -58,7 +58,7 @@ static bc_status upload_random(bc_device *dev, size_t elems, double scale, bc_rn
     return st;
 }
 
-static bc_gemm_desc layer_desc(const bc_mlp *m, int l, const char *config, uint32_t split_k)
+static bc_gemm_desc layer_desc(const bc_mlp *m, int l, const char *config, uint32_t split_k, uint32_t resident)
 {
     bc_gemm_desc d;
     bc_gemm_desc_default(&d);
@@ -67,11 +67,12 @@ static bc_gemm_desc layer_desc(const bc_mlp *m, int l, const char *config, uint3
     d.relu = l + 1 < m->layers;
     d.config = config;
     d.split_k = split_k;
+    d.resident = resident;
     return d;
 }
 
 bc_status bc_mlp_create(bc_device *dev, int64_t batch, const int64_t *width, int layers, const char *config,
-                        const uint32_t *split_k, bc_rng *rng, bc_mlp *out)
+                        const uint32_t *split_k, uint32_t resident, bc_rng *rng, bc_mlp *out)
 {
     bc_mlp m;
     memset(&m, 0, sizeof m);
@@ -88,7 +89,7 @@ bc_status bc_mlp_create(bc_device *dev, int64_t batch, const int64_t *width, int
             st = upload_random(dev, (size_t)width[l + 1], 0.5, rng, &m.bias[l], &m.host_bias[l]);
     }
     for (int l = 0; l < layers && !st; l++) {
-        bc_gemm_desc d = layer_desc(&m, l, config, split_k != NULL ? split_k[l] : 0u);
+        bc_gemm_desc d = layer_desc(&m, l, config, split_k != NULL ? split_k[l] : 0u, resident);
         st = bc_gemm_plan_create(dev, &d, &m.plan[l]);
     }
     if (!st)
@@ -126,7 +127,7 @@ bc_status bc_mlp_check(bc_device *dev, const bc_mlp *m, const void *host_out, si
         st = bc_memcpy_dtoh(dev, x, m->act[0], (size_t)(m->batch * m->width[0]) * 2);
     size_t bad = 0, checked = 0;
     for (int l = 0; l < m->layers && !st; l++) {
-        const bc_gemm_desc d = layer_desc(m, l, NULL, 0);
+        const bc_gemm_desc d = layer_desc(m, l, NULL, 0, 0);
         const size_t bytes = (size_t)(m->batch * d.n) * 2;
         if (l + 1 == m->layers && host_out)
             memcpy(y, host_out, bytes);

@@ -35,9 +35,10 @@ int bc_mlp_parse_list(const char *s, long long lo, long long hi, int max, long l
 /* Allocates and fills everything and creates the plans (`config` pinned,
  * or NULL for the rule; split_k[l] layer l's as in bc_gemm_desc: 0 the
  * rule's, 1 whole tiles, S >= 2 split S ways; split_k NULL: the rule's for
- * every layer). On failure what was made is released. */
+ * every layer; resident as in bc_gemm_desc). On failure what was made is
+ * released. */
 bc_status bc_mlp_create(bc_device *dev, int64_t batch, const int64_t *width, int layers, const char *config,
-                        const uint32_t *split_k, bc_rng *rng, bc_mlp *out);
+                        const uint32_t *split_k, uint32_t resident, bc_rng *rng, bc_mlp *out);
 
 /* Uploads a new random input into act[0]; `host` (batch x width[0] bf16)
  * receives it when not NULL. */

@@ -1,0 +1,228 @@
+/* The GEMV kernel (sm_90a, mma.sync): D = act(alpha * A . B^T + beta * C +
+ * bias) where the smaller side has at most BC_GEMV_MAX_Q rows (a batch of
+ * up to 16 against a wide weight matrix, in either operand). A TMA ring
+ * moves a narrow tile's k-block in ~240 ns whatever its bytes, so a 64x32
+ * tile streams B at ~25 GB/s an SM; here B is read by ordinary 16-byte
+ * loads from every lane, straight into mma.sync fragments, so the bytes in
+ * flight are the warps' registers, not the ring's barrier rounds.
+ *
+ *   - K's 32-element steps are split over the cluster's split_k CTAs in
+ *     contiguous slices, and a CTA's slice over its kw K groups of warps;
+ *     its 8 / kw row groups each take 8 * nt rows of the larger side (nt =
+ *     1 or 2; the grid tells kw and nt, gemm_abi.h);
+ *   - a step: lane (g = l / 4, t = l % 4) loads 16 bytes of larger-side row
+ *     8j + g at k + 8t for each of its nt 8-row groups j, and 16 bytes of
+ *     smaller-side rows g and (more than 8 rows) g + 8 at the same k; the 8
+ *     k values of a chunk are the lane's k slots of two m16n8k16 mma
+ *     (words 0-1 the first's slots 2t..2t+1 and 2t+8..2t+9, words 2-3 the
+ *     second's), the same permutation of K for both operands, so each sum
+ *     is the dot product; the smaller side is the mma's A (16 rows), the
+ *     larger its B (8 columns a group);
+ *   - the K groups' partial sums are added in group order through shared
+ *     memory, then the cluster's CTAs' in rank order by rank 0 through
+ *     distributed shared memory, which finishes each output with
+ *     epilogue.h's math.
+ *
+ * Determinism: the grid, the cluster, the warps' K slices and every order
+ * of addition are fixed by the plan, never by timing; no atomics. C may
+ * alias D: each output's C is read by the thread that then writes it. K is
+ * a multiple of 8 (the rule's and the plan's condition): a lane's chunk
+ * lies wholly inside K or wholly past it.
+ */
+#include "epilogue.h"
+#include "gemm_abi.h"
+#include "ptx/cluster.h"
+#include "ptx/griddep.h"
+#include "ptx/ldg.h"
+#include "ptx/mma.h"
+#include "ptx/smem.h"
+
+typedef __attribute__((address_space(3))) uint8_t gemv_smem_u8;
+extern gemv_smem_u8 __attribute__((aligned(16))) bc_gemv_smem[];
+
+/* What a CTA reads, as byte addresses: its larger-side rows (lane's row of
+ * each group, clamped to the last row: loaded, never stored) and the
+ * smaller side's rows g and g + 8 (0: past the smaller side, zeros). */
+typedef struct gemv_lane {
+    uint64_t big[2];
+    uint64_t lo, hi;
+    uint32_t s0, s1;   /* this warp's steps of 32 elements of K */
+    uint32_t s_lane;   /* steps in which this lane's chunk lies inside K */
+    uint32_t s_full;   /* steps in which every lane's chunk does */
+} gemv_lane;
+
+/* acc[j] += the un steps from s of this lane's chunks, their loads issued
+ * before their mma (bytes in flight); nt groups, hi (the smaller side has
+ * rows past 8), tail and f16 compile-time. tail: the steps may reach past
+ * the warp's slice (the mma run by the whole warp: s < s1 is the same for
+ * all its lanes) and past K (a lane past it supplies zeros); else every
+ * lane's chunk of every step lies inside both, and no load is predicated
+ * but on the smaller side's rows. */
+BC_DEVICE void gemv_group(const gemv_lane *w, float (*acc)[4], uint32_t s, const uint32_t nt, const uint32_t un,
+                          const uint32_t hi, const uint32_t tail, const int f16)
+{
+    const bc_ldg_u32x4 zero = {0u, 0u, 0u, 0u};
+    bc_ldg_u32x4 b[4][2], lo[4], hv[4];
+#pragma unroll
+    for (uint32_t u = 0; u < un; u++) {
+        const uint32_t in = !tail || s + u < w->s_lane;
+        const uint64_t off = (uint64_t)(s + u) * 64u;
+#pragma unroll
+        for (uint32_t j = 0; j < nt; j++)
+            b[u][j] = in ? bc_ldg_nc_stream_v4(w->big[j] + off) : zero;
+        lo[u] = in && w->lo ? bc_ldg_nc_v4(w->lo + off) : zero;
+        hv[u] = hi && in && w->hi ? bc_ldg_nc_v4(w->hi + off) : zero;
+    }
+#pragma unroll
+    for (uint32_t u = 0; u < un; u++) {
+        if (tail && s + u >= w->s1)
+            break;
+#pragma unroll
+        for (uint32_t j = 0; j < nt; j++) {
+            const uint32_t a0[4] = {lo[u].x, hv[u].x, lo[u].y, hv[u].y}, b0[2] = {b[u][j].x, b[u][j].y};
+            const uint32_t a1[4] = {lo[u].z, hv[u].z, lo[u].w, hv[u].w}, b1[2] = {b[u][j].z, b[u][j].w};
+            bc_mma_m16n8k16(acc[j], a0, b0, f16);
+            bc_mma_m16n8k16(acc[j], a1, b1, f16);
+        }
+    }
+}
+
+/* acc[j] += the steps [s0, s1) of this lane's chunks: whole groups of un
+ * steps while every lane's chunks lie inside K, then the rest a step at a
+ * time. */
+BC_DEVICE void gemv_steps(const gemv_lane *w, float (*acc)[4], const uint32_t nt, const uint32_t un,
+                          const uint32_t hi, const int f16)
+{
+    const uint32_t full = w->s1 < w->s_full ? w->s1 : w->s_full;
+    uint32_t s = w->s0;
+#pragma unroll 1
+    for (; s + un <= full; s += un)
+        gemv_group(w, acc, s, nt, un, hi, 0u, f16);
+#pragma unroll 1
+    for (; s < w->s1; s++)
+        gemv_group(w, acc, s, nt, 1u, hi, 1u, f16);
+}
+
+/* The step loop for this problem: one group and four steps in flight, or,
+ * for smaller sides past 8 rows (twice the smaller side's loads a step),
+ * two groups of two steps where the grid has them. */
+BC_DEVICE void gemv_steps_of(const gemv_lane *w, float (*acc)[4], uint32_t nt, uint32_t hi, const int f16)
+{
+    if (nt == 2u)
+        gemv_steps(w, acc, 2u, 2u, 1u, f16);
+    else if (hi)
+        gemv_steps(w, acc, 1u, 4u, 1u, f16);
+    else
+        gemv_steps(w, acc, 1u, 4u, 0u, f16);
+}
+
+/* Shared memory: [K group][column][row 0..15] f32, the groups' partials
+ * (`cols` larger-side rows a CTA), then [output] f32, the CTA's sums. */
+#define GEMV_CPART_OFF BC_GEMV_PART_BYTES
+BC_DEVICE uint32_t gemv_part(uint32_t base, uint32_t kg, uint32_t cols, uint32_t col, uint32_t row)
+{
+    return base + ((kg * cols + col) * 16u + row) * 4u;
+}
+
+/* The parameter is read field by field through p (never written). */
+BC_DEVICE void gemv_gemm(const bc_gemm_params *p)
+{
+    const uint32_t tid = bc_tid_x(), lane = tid % 32u, warp = tid / 32u, g = lane / 4u, t = lane % 4u;
+    const uint32_t ns = p->split_k, rank = ns > 1u ? bc_cluster_ctarank() : 0u;
+    const uint32_t groups = bc_nctaid_x() / ns, grp = bc_ctaid_x() / ns;
+    const int a_big = p->m >= p->n;
+    const uint32_t rows = a_big ? p->m : p->n, q = a_big ? p->n : p->m;
+    const uint32_t steps = (p->k + BC_GEMV_STEP - 1u) / BC_GEMV_STEP, slice = (steps + ns - 1u) / ns;
+    const uint32_t c0 = rank * slice < steps ? rank * slice : steps, c1 = c0 + slice < steps ? c0 + slice : steps;
+    /* the plan's run of rows a CTA (gemm_rule.c, gemv_grid): 8 (one row group of 8), 16 with every warp a K
+     * group (two groups of 8 rows), or rw row groups of 8 where the warps have fewer than 8 steps each */
+    const uint32_t per = (rows + groups - 1u) / groups;
+    uint32_t rw = 1u, nt = 1u;
+    if (per > 8u && BC_GEMV_KGROUPS(slice) == BC_GEMV_WARPS)
+        nt = 2u;
+    else
+        while (8u * rw < per && rw < BC_GEMV_WARPS)
+            rw *= 2u;
+    const uint32_t kw = BC_GEMV_WARPS / rw, kg = warp / rw, rg = warp % rw;
+    const uint32_t cols = 8u * nt * rw, r0 = grp * cols;
+    const uint32_t wsteps = (slice + kw - 1u) / kw;
+    const uint64_t lda = (uint64_t)p->lda * 2u, ldb = (uint64_t)p->ldb * 2u;
+    const uint64_t big = a_big ? p->a : p->b, big_ld = a_big ? lda : ldb;
+    const uint64_t small = a_big ? p->b : p->a, small_ld = a_big ? ldb : lda;
+    gemv_lane w;
+    for (uint32_t j = 0; j < 2u; j++) {
+        const uint32_t r = r0 + rg * 8u * nt + 8u * j + g;
+        w.big[j] = big + (uint64_t)(r < rows ? r : rows - 1u) * big_ld + t * 16u;
+    }
+    w.lo = g < q ? small + (uint64_t)g * small_ld + t * 16u : 0u;
+    w.hi = g + 8u < q ? small + (uint64_t)(g + 8u) * small_ld + t * 16u : 0u;
+    w.s0 = c0 + kg * wsteps < c1 ? c0 + kg * wsteps : c1;
+    w.s1 = w.s0 + wsteps < c1 ? w.s0 + wsteps : c1;
+    w.s_lane = 8u * t < p->k ? (p->k - 8u * t + BC_GEMV_STEP - 1u) / BC_GEMV_STEP : 0u;
+    w.s_full = p->k / BC_GEMV_STEP;
+    const uint32_t hi = q > 8u;
+    const uint32_t base = (uint32_t)(uintptr_t)bc_gemv_smem;
+    float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+
+    /* launched with programmatic serialization: nothing above read global memory */
+    bc_griddep_wait();
+
+    if (p->ab_type == 1u)
+        gemv_steps_of(&w, acc, nt, hi, 1);
+    else
+        gemv_steps_of(&w, acc, nt, hi, 0);
+    /* the next kernel's CTAs may start once every CTA is past its loads, not before: a grid of several
+     * rounds would otherwise lend them the SM slots its last rounds need */
+    bc_griddep_launch_dependents();
+    /* c0, c1: smaller-side row g, columns (larger-side rows) 2t, 2t + 1 of the group; c2, c3: row g + 8 */
+#pragma unroll
+    for (uint32_t j = 0; j < 2u; j++) {
+        if (j >= nt)
+            break;
+        const uint32_t col = rg * 8u * nt + 8u * j + 2u * t;
+        bc_st_shared_b32(gemv_part(base, kg, cols, col, g), __builtin_bit_cast(uint32_t, acc[j][0]));
+        bc_st_shared_b32(gemv_part(base, kg, cols, col + 1u, g), __builtin_bit_cast(uint32_t, acc[j][1]));
+        bc_st_shared_b32(gemv_part(base, kg, cols, col, g + 8u), __builtin_bit_cast(uint32_t, acc[j][2]));
+        bc_st_shared_b32(gemv_part(base, kg, cols, col + 1u, g + 8u), __builtin_bit_cast(uint32_t, acc[j][3]));
+    }
+    bc_syncthreads();
+    /* output o of the CTA's cols x 16: consecutive outputs along D's rows (the smaller side's index
+     * where it is N, else the larger side's) */
+    const uint32_t outs = cols * 16u;
+    if (ns > 1u) {
+        for (uint32_t o = tid; o < outs; o += BC_GEMV_THREADS) {
+            const uint32_t s = a_big ? o % 16u : o / cols, col = a_big ? o / 16u : o % cols;
+            float v = bc_ld_shared_f32(gemv_part(base, 0u, cols, col, s));
+            for (uint32_t x = 1; x < kw; x++)
+                v += bc_ld_shared_f32(gemv_part(base, x, cols, col, s));
+            bc_st_shared_b32(base + GEMV_CPART_OFF + o * 4u, __builtin_bit_cast(uint32_t, v));
+        }
+        bc_cluster_sync(); /* every CTA's sums are published */
+    }
+    if (rank == 0)
+        for (uint32_t o = tid; o < outs; o += BC_GEMV_THREADS) {
+            const uint32_t s = a_big ? o % 16u : o / cols, col = a_big ? o / 16u : o % cols;
+            const uint32_t r = r0 + col;
+            if (s >= q || r >= rows)
+                continue;
+            float v;
+            if (ns > 1u) {
+                v = bc_ld_shared_f32(base + GEMV_CPART_OFF + o * 4u);
+                for (uint32_t x = 1; x < ns; x++)
+                    v += bc_ld_cluster_f32(bc_mapa(base + GEMV_CPART_OFF + o * 4u, x));
+            } else {
+                v = bc_ld_shared_f32(gemv_part(base, 0u, cols, col, s));
+                for (uint32_t x = 1; x < kw; x++)
+                    v += bc_ld_shared_f32(gemv_part(base, x, cols, col, s));
+            }
+            bc_epi_finish_output(p, v, a_big ? r : s, a_big ? s : r);
+        }
+    if (ns > 1u)
+        bc_cluster_sync(); /* rank 0 has read them: every CTA may leave */
+}
+
+BC_KERNEL void bc_gemm_sm90_gemv(bc_gemm_params p) { gemv_gemm(&p); }
+
+_Static_assert(BC_GEMV_MAX_COLS == 8 * BC_GEMV_WARPS, "a CTA's columns: one row group of 8 a warp at most");
+_Static_assert(BC_GEMV_PART_BYTES >= BC_GEMV_WARPS * 16 * 16 * 4, "partials: 8 K groups of 16 columns");
+_Static_assert(BC_GEMV_SMEM_BYTES == GEMV_CPART_OFF + BC_GEMV_MAX_COLS * 16 * 4, "shared memory layout");
