@@ -145,7 +145,7 @@
 #define BC_DOT_SMEM_BYTES ((BC_DOT_WARPS + 1) * BC_DOT_MAX_OUT * 4)
 
 /* ---- sm_90a GEMV kernel (mma.sync; kernels_ptx/gemm_gemv.c): problems
- * whose smaller side has at most BC_GEMV_MAX_Q rows and K a multiple of 8.
+ * whose smaller side has at most BC_GEMV_MAX_Q rows.
  * K is split over a cluster of split_k CTAs (1, 2, 4 or 8) in contiguous
  * slices of its 32-element steps; a CTA's 8 warps are kw K groups x 8 / kw
  * row groups; the larger side's rows go to the grid's tiles_m clusters

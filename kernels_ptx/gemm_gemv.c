@@ -1,8 +1,9 @@
 /* The GEMV kernel (sm_90a, mma.sync): D = act(alpha * A . B^T + beta * C +
  * bias) where the smaller side has at most BC_GEMV_MAX_Q rows (a batch of
  * up to 16 against a wide weight matrix, in either operand). A TMA ring
- * moves a narrow tile's k-block in ~240 ns whatever its bytes, so a 64x32
- * tile streams B at ~25 GB/s an SM; here B is read by ordinary 16-byte
+ * moves a narrow tile's k-block in ~240 ns whatever its bytes, so the
+ * skinny 64x32 tile streams B's 4 KB a k-block at ~17 GB/s an SM; here B
+ * is read by ordinary 16-byte
  * loads from every lane, straight into mma.sync fragments, so the bytes in
  * flight are the warps' registers, not the ring's barrier rounds.
  *
@@ -26,8 +27,8 @@
  * Determinism: the grid, the cluster, the warps' K slices and every order
  * of addition are fixed by the plan, never by timing; no atomics. C may
  * alias D: each output's C is read by the thread that then writes it. K is
- * a multiple of 8 (the rule's and the plan's condition): a lane's chunk
- * lies wholly inside K or wholly past it.
+ * a multiple of 8 (every plan's, BC_ERR_K_ALIGNMENT): a lane's chunk lies
+ * wholly inside K or wholly past it.
  */
 #include "epilogue.h"
 #include "gemm_abi.h"
@@ -171,8 +172,8 @@ BC_DEVICE void gemv_gemm(const bc_gemm_params *p)
         gemv_steps_of(&w, acc, nt, hi, 1);
     else
         gemv_steps_of(&w, acc, nt, hi, 0);
-    /* the next kernel's CTAs may start once every CTA is past its loads, not before: a grid of several
-     * rounds would otherwise lend them the SM slots its last rounds need */
+    /* the next kernel may launch once every CTA is past its loads (here rather than before the loop:
+     * measured no worse, kernels_ptx/PERF_NOTES.md change 87) */
     bc_griddep_launch_dependents();
     /* c0, c1: smaller-side row g, columns (larger-side rows) 2t, 2t + 1 of the group; c2, c3: row g + 8 */
 #pragma unroll

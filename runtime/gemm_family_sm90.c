@@ -292,33 +292,30 @@
  * clusters): the rule takes it outright where the smaller side has at most
  * 8 rows, a CTA at most BC_DOT_MAX_OUT outputs and at most
  * BC_SM90_DOT_MAX_LOADS 16-byte loads, and K is beyond the short-K twins'
- * k-blocks (those keep the kernels a resident executor runs). There a
+ * k-blocks (those keep the kernels a resident executor runs), except with
+ * BC_SM90_DOT_CEDE_MIN_Q smaller-side rows or more and K up to
+ * BC_SM90_DOT_CEDE_MAX_K; beyond those the GEMV kernel takes it. There a
  * tensor-core tile walks its k-loop for a few useful rows or columns at
- * ~240 ns a k-block. The loads bound: forced against the rule's choice on
- * 20 shapes of 100-4096 outputs (PERF_NOTES.md change 52), the dot kernel
- * won at up to 11,264 loads a CTA (1x256x16384 0.83 of the time) and lost
- * from 16,128 (2x500x8192 1.04, 1x4096x4096 1.11). */
+ * ~240 ns a k-block. Against the tiles (PERF_NOTES.md change 52, 20 shapes
+ * of 100-4096 outputs forced) the dot kernel won up to 11,264 loads a CTA
+ * and lost from 16,128; against the GEMV kernel (change 87, the 32 of 154
+ * skinny shapes, seed 20261129, that the dot kernel took, both forced on
+ * the H200) it kept 18 and lost 17 of them (the GEMV kernel 1.05-1.70x
+ * slower: few rows, few outputs, a long K; it won 3x616x800, 0.79), and
+ * the GEMV kernel won all 14 past 5,120 loads or with 5+ rows up to K =
+ * 2048 (0.70-0.91 of the time): each lane of the dot kernel loads every
+ * smaller-side row's chunk, the GEMV kernel's mma takes 16 rows at once. */
 #define BC_SM90_DOT_MIN_K (BC_SM90_SHORT_K_MAX_KB * BC_SM90_BK + 1u)
-#define BC_SM90_DOT_MAX_LOADS 12288u
-/* The dot kernel cedes the problem to the GEMV kernel where a CTA of it
- * would issue more than BC_SM90_DOT_CEDE_LOADS loads, and where the
- * smaller side has 5 rows or more and K is at most 2048 (each of its lanes
- * loads every smaller-side row's chunk; the GEMV kernel's mma takes 16 rows
- * at once). Fitted on the 33 shapes of 154 drawn (seed 20261129, H200)
- * that the dot kernel took, both forced (PERF_NOTES.md change 87): the GEMV
- * kernel won all 14 it now takes (0.70-0.91 of the time) and lost 18 of
- * the 19 the dot kernel keeps (1.05-1.70x: few rows, few outputs, a long
- * K); it won 3x616x800 (0.79). */
-#define BC_SM90_DOT_CEDE_LOADS 5120u
+#define BC_SM90_DOT_MAX_LOADS 5120u
 #define BC_SM90_DOT_CEDE_MIN_Q 5u
 #define BC_SM90_DOT_CEDE_MAX_K 2048u
 #define BC_K_DOT_ALL {BC_K_GEMM_SM90_DOT, BC_K_GEMM_SM90_DOT, BC_K_GEMM_SM90_DOT}
 /* The GEMV kernel (kernels_ptx/gemm_gemv.c: mma.sync, the smaller side as
  * the mma's 16 rows, the larger side's rows read by 16-byte loads from
  * every lane): where the smaller side has at most 16 rows and the dot
- * kernel does not take the problem. A 64x32 tile's TMA ring moves a
- * k-block in ~240 ns whatever its bytes (~25 GB/s an SM); plain loads keep
- * more bytes in flight (PERF_NOTES.md change 87). */
+ * kernel does not take the problem. The skinny 64x32 tile's TMA ring moves
+ * a k-block in ~240 ns whatever its bytes (B's 4 KB at ~17 GB/s an SM);
+ * plain loads keep more bytes in flight (PERF_NOTES.md change 87). */
 #define BC_K_GEMV_ALL {BC_K_GEMM_SM90_GEMV, BC_K_GEMM_SM90_GEMV, BC_K_GEMM_SM90_GEMV}
 static const bc__gemm_config configs[] = {
     BC__APPLY(SM90_CONFIG_MC, "128x256", BC_K_GEMM_SM90_128X256, BC_K_GEMM_SM90_128X256M, 100, BC_SM90_CFG_128X256),
@@ -355,8 +352,8 @@ static const bc__gemm_config configs[] = {
     /* a few rows or columns of outputs down K: one dot product an output (tile 1 x 1, K in 16-byte chunks) */
     {.name = "sm90_dot", .bm = 1, .bn = 1, .bk = 8, .threads = BC_DOT_THREADS, .smem_bytes = BC_DOT_SMEM_BYTES,
      .weight_pct = 30, .pdl = 1, .dot_max_out = BC_DOT_MAX_OUT, .dot_min_k = BC_SM90_DOT_MIN_K,
-     .dot_max_loads = BC_SM90_DOT_MAX_LOADS, .dot_cede_loads = BC_SM90_DOT_CEDE_LOADS,
-     .dot_cede_min_q = BC_SM90_DOT_CEDE_MIN_Q, .dot_cede_max_k = BC_SM90_DOT_CEDE_MAX_K,
+     .dot_max_loads = BC_SM90_DOT_MAX_LOADS, .dot_cede_min_q = BC_SM90_DOT_CEDE_MIN_Q,
+     .dot_cede_max_k = BC_SM90_DOT_CEDE_MAX_K,
      .kernel = {BC_K_DOT_ALL, BC_K_DOT_ALL}},
     /* a batch of up to 16 rows against a wide operand: mma.sync fed by plain 16-byte loads (tile 1 x 1) */
     {.name = "sm90_gemv", .bm = 1, .bn = 1, .bk = 8, .threads = BC_GEMV_THREADS, .smem_bytes = BC_GEMV_SMEM_BYTES,

@@ -237,9 +237,9 @@ static bc__dot_grid dot_grid(uint64_t m, uint64_t n, uint64_t k, uint32_t sm_cou
  * rule (it splits K over its cluster itself; split_k = 1 asks for a
  * whole-tile plan) and at most dot_max_loads 16-byte loads a CTA (its
  * rows' chunks of its slice of K, for the row and the smaller side's
- * rows), and at most dot_cede_loads and, for dot_cede_min_q smaller-side
- * rows or more, K past dot_cede_max_k (beyond those the GEMV kernel). Also
- * rule_has's predicate (named 0). */
+ * rows), and, for dot_cede_min_q smaller-side rows or more, K past
+ * dot_cede_max_k (else the GEMV kernel). Also rule_has's predicate (named
+ * 0). */
 static int takes_dot(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t sms, int named)
 {
     if (c->dot_max_out == 0)
@@ -252,10 +252,8 @@ static int takes_dot(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t s
     const uint64_t loads = (uint64_t)g.per * slice * (q + 1);
     if (named)
         return 1;
-    /* the GEMV kernel takes it beyond these (gemm_family_sm90.c) */
-    if (c->dot_cede_loads &&
-        (loads > c->dot_cede_loads || (q >= c->dot_cede_min_q && (uint64_t)d->k <= c->dot_cede_max_k)))
-        return 0;
+    if (c->dot_cede_min_q && q >= c->dot_cede_min_q && (uint64_t)d->k <= c->dot_cede_max_k)
+        return 0; /* the GEMV kernel's (gemm_family_sm90.c) */
     return (uint64_t)d->k >= c->dot_min_k && d->split_k == 0 && loads <= c->dot_max_loads;
 }
 
@@ -350,6 +348,14 @@ static int rule_better(const bc__gemm_config *c, uint64_t cost, const bc__gemm_c
     return skinny != best_skinny ? skinny : short_k != best_short_k ? short_k : cost < best;
 }
 
+/* Whether a plan made for a resident executor (desc.resident) leaves c out:
+ * c has no resident kernel, on a device the executor runs on (sm_90a; on
+ * others the flag changes nothing: bc_resident_create refuses their plans). */
+static int resident_skips(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c)
+{
+    return d->resident && dev->info.cc_major == 9 && !bc__resident_runs(c->name);
+}
+
 /* The least-cost (configuration, split) of family f for the problem, among
  * `named` alone when it is set; *best_c stays NULL when none qualifies. A
  * configuration whose shared memory the device cannot give is skipped by
@@ -363,7 +369,7 @@ static void rule_pick(const bc__gemm_family *f, const bc__gemm_config *named, co
             continue;
         if (c->max_m != 0 && (uint64_t)d->m > c->max_m) /* a skinny-M configuration out of its range */
             continue;
-        if (named == NULL && d->resident && !bc__resident_runs(c->name))
+        if (named == NULL && resident_skips(dev, d, c))
             continue;
         if (named == NULL && ((c->rule_max_m != 0 && (uint64_t)d->m > c->rule_max_m) ||
                               bc__ceil_div((uint64_t)d->k, c->bk) < c->rule_min_kb))
@@ -403,6 +409,10 @@ bc_status bc__gemm_choose(const bc_device *dev, const bc_gemm_desc *d, const bc_
         if (named == NULL || family_role(named_family, dev) == BC__ROLE_NONE)
             return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "configuration '%s' is %s for sm_%d%d", d->config,
                            named == NULL ? "unknown" : "not built", dev->info.cc_major, dev->info.cc_minor);
+        if ((named->dot_max_out || named->gemv_max_q) && d->split_k != 0)
+            return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "split_k",
+                           "split_k=%u with %s: the plan sizes its own split of K (leave split_k 0)", d->split_k,
+                           named->name);
         any_family = 1;
         rule_pick(named_family, named, dev, d, &c, &split, &best);
     } else {
@@ -488,7 +498,7 @@ static int rule_has(const bc_device *dev, const bc_gemm_desc *d, rule_takes_fn t
             continue;
         for (size_t j = 0; j < families[i]->count; j++) {
             const bc__gemm_config *c = &families[i]->configs[j];
-            if (d->resident && !bc__resident_runs(c->name))
+            if (resident_skips(dev, d, c))
                 continue;
             if (takes(c, d, (uint32_t)dev->info.sm_count, arg) &&
                 (uint32_t)dev->info.smem_per_block_optin >= c->smem_bytes &&
@@ -523,8 +533,9 @@ static int takes_skinny(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_
  *   where the plan as it is copies out one element per row (16x1x64 2.93
  *   -> 2.17 us, 335x1x64 2.71 -> 2.51, 4040x1x64 2.92 -> 2.35, 16384x1x64
  *   3.69 -> 2.88). At 8 k-blocks the transpose lost at every M measured.
- * Not where the dot kernel takes the problem (it reads either side's rows
- * as they lie), not with a named configuration, a bias (one value for every row of D,
+ * Not where the dot or the GEMV kernel takes the problem (both read either
+ * side's rows as they lie: the long-K case is then a resident plan's),
+ * not with a named configuration, a bias (one value for every row of D,
  * which a per-column bias of the transpose cannot say), a C or D that is
  * not one contiguous column, or a device whose rule has no skinny
  * configuration to run it (loaded, within its shared memory), so that the

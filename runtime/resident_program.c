@@ -134,11 +134,10 @@ static bc_status check_plan(bc_device *dev, const bc_gemm_plan *pl, int i, int f
         k++;
     if (k == KERNEL_COUNT && (c->dot_max_out || c->gemv_max_q))
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
-                       "plans[%d] uses %s (at most %u rows on one side, K over 128), which has no resident "
-                       "kernel: create it with bc_gemm_desc.resident = 1 (the rule then takes a configuration a "
-                       "resident kernel runs) or pin bc_gemm_desc.config (sm90_64x32m16 or sm90_64x32m16s for "
-                       "M <= 16, else sm90_64x32 or sm90_64x32s), or set split_k = 1, so that the plan runs in "
-                       "the network's resident kernel",
+                       "plans[%d] uses %s (at most %u rows on one side), which has no resident kernel: create "
+                       "it with bc_gemm_desc.resident = 1 (the rule then takes a configuration a resident kernel "
+                       "runs), pin bc_gemm_desc.config (sm90_64x32m16 or sm90_64x32m16s for M <= 16, else "
+                       "sm90_64x32 or sm90_64x32s: the network's resident kernel) or set split_k = 1",
                        i, c->name, c->gemv_max_q ? (unsigned)c->gemv_max_q : (unsigned)BC_DOT_MAX_Q);
     if (k == KERNEL_COUNT)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",

@@ -163,12 +163,11 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
                "min_k": define(plan, "BC_SM90_SHORT_K_MAX_KB") * bk + 1,
                "max_loads": define(plan, "BC_SM90_DOT_MAX_LOADS"),
                "min_chunks": define(plan, "BC_DOT_MIN_CHUNKS"), "wave_pct": define(plan, "BC_DOT_WAVE_PCT")}
-    if dot and '.dot_cede_loads = BC_SM90_DOT_CEDE_LOADS' in plan:
-        dot.update({"cede_loads": define(plan, "BC_SM90_DOT_CEDE_LOADS"),
-                    "cede_min_q": define(plan, "BC_SM90_DOT_CEDE_MIN_Q"),
+    if dot and '.dot_cede_min_q = BC_SM90_DOT_CEDE_MIN_Q' in plan:
+        dot.update({"cede_min_q": define(plan, "BC_SM90_DOT_CEDE_MIN_Q"),
                     "cede_max_k": define(plan, "BC_SM90_DOT_CEDE_MAX_K")})
-    # the GEMV kernel (gemm_family_sm90.c): the smaller side at most BC_GEMV_MAX_Q rows, K a multiple of 8 and
-    # beyond the short-K twins' k-blocks, taken after the dot kernel and before every tile configuration; its
+    # the GEMV kernel (gemm_family_sm90.c): the smaller side at most BC_GEMV_MAX_Q rows and K beyond the short-K
+    # twins' k-blocks, taken after the dot kernel and before every tile configuration; its
     # split (gemm_rule.c, gemv_grid) from K's 32-element steps and the rows
     gemv = None
     if '.name = "sm90_gemv"' in plan:
@@ -296,9 +295,8 @@ def dot_choice(m, n, k, sms, rule):
     loads = per * cdiv(k // 8, s) * (q + 1)
     if per * q > d["max_out"] or loads > d["max_loads"]:
         return None
-    if k % 8 == 0 and d.get("cede_loads") and (loads > d["cede_loads"] or
-                                               (q >= d["cede_min_q"] and k <= d["cede_max_k"])):
-        return None  # ceded to the GEMV kernel
+    if d.get("cede_min_q") and q >= d["cede_min_q"] and k <= d["cede_max_k"]:
+        return None  # the GEMV kernel's
     return "sm90_dot", s
 
 
@@ -307,7 +305,7 @@ def gemv_choice(m, n, k, sms, rule):
     gemv_grid), else None."""
     g = rule.get("gemv")
     q, rows = min(m, n), max(m, n)
-    if not g or q > g["max_q"] or k % 8 or k < g["min_k"]:
+    if not g or q > g["max_q"] or k < g["min_k"]:
         return None
     steps, s = cdiv(k, g["step"]), 1
     while True:

@@ -209,10 +209,11 @@ static void test_same_bytes_skinny_under_load(void **state)
     same_bytes_under_load(env, 8, 8, 16384, "sm90_dot", 0, 0.0f);
     /* ... and 2 x 2000 in runs of 16 columns over 125 CTAs, with C */
     same_bytes_under_load(env, 2, 2000, 1000, "sm90_dot", 0, 0.5f);
-    /* the GEMV kernel (the rule's choice for each): 16 rows in runs of 16 columns, K over clusters of 2, and
-     * row groups of 8 for a short K, with C */
+    /* the GEMV kernel (the rule's choice for each): 16 rows in runs of 16 columns, K over clusters of 2 and
+     * of 8, and row groups of 8 for a short K, with C */
     same_bytes_under_load(env, 16, 4096, 4096, "sm90_gemv", 0, 0.5f);
     same_bytes_under_load(env, 437, 9, 14184, "sm90_gemv", 0, 0.5f);
+    same_bytes_under_load(env, 16, 128, 16384, "sm90_gemv", 0, 0.5f);
     same_bytes_under_load(env, 15473, 2, 152, "sm90_gemv", 0, 0.5f);
 }
 

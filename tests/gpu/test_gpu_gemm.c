@@ -432,8 +432,8 @@ static void test_gemm_dot(void **state)
         for (size_t j = 0; j < sizeof ks / sizeof ks[0]; j++) {
             const int64_t m = mn[i][0], n = mn[i][1], k = ks[j];
             /* the rule leaves K <= 128 to the short-K twins, 5 rows or more up to K = 2048 to the GEMV kernel */
-            const int64_t rows = m < n ? m : n;
-            const char *cf = k < 129 || (rows >= 5 && k <= 2048) ? "sm90_dot" : NULL;
+            const int64_t small = m < n ? m : n;
+            const char *cf = k < 129 || (small >= 5 && k <= 2048) ? "sm90_dot" : NULL;
             const bc_dtype ab = (i + j) % 2 ? BC_DTYPE_F16 : BC_DTYPE_BF16;
             const bc_dtype dt = (bc_dtype)((i + 2 * j) % 3);
             const gcase cases[] = {
@@ -594,9 +594,9 @@ static void test_dependent_chain(void **state)
     run_chain(env, &c1, &c2, 1, NULL);
 }
 
-/* The GEMV kernel (sm90_gemv): the smaller side 1 to 16 rows, as A (M) and as B (N); K from 136 to 14184 on
- * every grid shape the rule makes (K split over clusters of 2 and 4, runs of 16 rows, row groups of 8 for a
- * short K, a K ending mid-step); every input and output type, plain and with the whole epilogue on padded rows
+/* The GEMV kernel (sm90_gemv): the smaller side 1 to 16 rows, as A (M) and as B (N); K from 144 to 16384 on
+ * every grid shape the rule makes (K split over clusters of 2, 4 and 8, runs of 16 rows, row groups of 8 for
+ * a short K, a K ending mid-step); every input and output type, plain and with the whole epilogue on padded rows
  * (odd D rows); each rule-chosen case checked to be the GEMV kernel's; named at K of 8 to 128; C aliasing D;
  * 20 runs byte-identical (split and whole). */
 static void test_gemm_gemv(void **state)
@@ -608,7 +608,7 @@ static void test_gemm_gemv(void **state)
         {1, 4096, 4096},  {16, 4096, 4096}, {9, 1000, 200},   {12, 2113, 256},  {16, 2048, 8192},
         {437, 9, 14184},  {3, 198, 14944},  {15473, 2, 152},  {2, 6445, 144},   {16, 300, 520},
         {4096, 16, 4096}, {13, 110, 6448},  {1, 1321, 2048},  {5, 100, 2048},   {11, 4099, 1000},
-        {7, 3001, 4104},
+        {7, 3001, 4104},  {16, 128, 16384},
     };
     for (size_t i = 0; i < sizeof gshapes / sizeof gshapes[0]; i++) {
         const int64_t m = gshapes[i][0], n = gshapes[i][1], k = gshapes[i][2];

@@ -215,6 +215,27 @@ static void test_rule_small_shapes(void **state)
     }
 }
 
+/* bc_gemm_desc.resident changes nothing where no resident executor runs
+ * (the rule's portable choice, as without it). */
+static void test_resident_flag_elsewhere(void **state)
+{
+    (void)state;
+    fake_install();
+    use_device(8, 7, 16, 166912);
+    env e;
+    env_open(&e);
+    bc_gemm_desc d;
+    bc_gemm_desc_default(&d);
+    d.m = 16, d.n = 4096, d.k = 4096, d.a = e.a, d.b = e.b, d.d = e.d, d.resident = 1;
+    bc_gemm_plan *plan = NULL;
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &plan));
+    bc_gemm_plan_info info;
+    assert_ok(bc_gemm_plan_query(plan, &info));
+    assert_string_equal(info.config, "sm80_32x32"); /* test_rule_small_shapes' choice on 16 SMs */
+    bc_gemm_plan_destroy(plan);
+    bc_device_close(e.dev);
+}
+
 /* Named configurations: each portable one on an Orin-like device; on the
  * H100 (the sm_90a image) only when named, the rule keeping to wgmma; a
  * split is refused; sm_90 names are refused on 8.7. */
@@ -414,7 +435,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         ft_test(test_every_capability), ft_test(test_rule_small_shapes), ft_test(test_named_configs),
         ft_test(test_turing_refused),   ft_test(test_driver_too_old),    ft_test(test_integrated),
-        ft_test(test_portable_group),
+        ft_test(test_portable_group),   ft_test(test_resident_flag_elsewhere),
     };
     return cmocka_run_group_tests_name("gemm_portable", tests, NULL, NULL);
 }

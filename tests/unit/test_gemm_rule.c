@@ -72,8 +72,8 @@ static void test_config_rule(void **state)
         {7, 1, 10528, "bc_gemm_sm90_dot", 4},          {8, 8, 16384, "bc_gemm_sm90_dot", 8},
         {2, 3, 4096, "bc_gemm_sm90_dot", 2},           {1, 1, 128, "bc_gemm_sm90_64x32m16t", 0},
         {65, 1, 200, "bc_gemm_sm90_dot", 1},           {9, 8, 1000, "bc_gemm_sm90_gemv", 1},
-        /* ... up to 8 rows on the smaller side, 64 outputs and 12288 16-byte loads a CTA, but at most 5120 loads
-         * and, with 5 or more rows on the smaller side, K past 2048: else the GEMV kernel (9x8x1000 above;
+        /* ... up to 8 rows on the smaller side, 64 outputs and 5120 16-byte loads a CTA and, with 5 or more rows
+         * on the smaller side, K past 2048: else the GEMV kernel (9x8x1000 above;
          * 1x256x16384: 22 rows a cluster of 8, 22 x 256 x 2 = 11264 loads; 2x1024x4096: 16 x 256 x 3 = 12288;
          * 1x1536x4096: 24 x 256 x 2 = 12288; the edges in test_gemv_kernel; for resident plans the skinny tiles,
          * below) */
@@ -123,8 +123,8 @@ static void test_config_rule(void **state)
         {16, 1024, 1024, "bc_gemm_sm90_64x32m16", 1}, /* 32 tiles: 8 + 8 ties 16, the whole tile */
         {9, 2048, 1024, "bc_gemm_sm90_64x32m16", 1},  /* 64 tiles: the same */
         {16, 1024, 2048, "bc_gemm_sm90_64x32m16s", 2}, /* 16 + 8 < 32; 4 ways is 128 CTAs, over 99 */
-        /* past the dot kernel's 12288 loads a CTA (2x500x8192: 21 rows a cluster of 4, 16128; 1x1650x4096: 25 x
-         * 256 x 2 = 12800) and at 9 rows */
+        /* shapes the dot kernel would have run as a launched plan but for its loads (2x500x8192: 21 rows a
+         * cluster of 4, 16128; 1x1650x4096: 25 x 256 x 2 = 12800), and 9 rows */
         {9, 9, 1000, "bc_gemm_sm90_64x32m16s", 0},     {2, 500, 8192, "bc_gemm_sm90_64x32m16s", 0},
         {1, 1650, 4096, "bc_gemm_sm90_64x32m16s", 0},
         /* the dot kernel has no resident kernel either */
@@ -631,6 +631,7 @@ static void test_gemv_kernel(void **state)
         {2, 6445, 144, 1, 202},   /* 5 steps: 4 row groups (202 CTAs); 8 would be 101, under the SMs */
         {16, 300, 520, 1, 38},    /* 17 steps, few rows: every warp a K group, runs of 8 */
         {437, 9, 14184, 2, 55},   /* 444 steps: 4 ways would be 220 CTAs, over 198 */
+        {16, 128, 16384, 8, 16},  /* 512 steps: 8 ways keep 64 each, 16 x 8 within 198 */
     };
     for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++) {
         bc_gemm_desc d = base_desc(&e, grid[i].m, grid[i].n, grid[i].k);
@@ -662,6 +663,11 @@ static void test_gemv_kernel(void **state)
     expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "config");
     d = base_desc(&e, 16, 100, 4096);
     d.config = "sm90_gemv", d.split_k = 2;
+    expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "split_k");
+    d.split_k = 1; /* the plan sizes its own split: 1 is refused too */
+    expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "split_k");
+    d = base_desc(&e, 16, 100, 8);
+    d.config = "sm90_gemv", d.split_k = 2; /* one k-block */
     expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "split_k");
     /* K of at most 128 stays with the short-K twins; whole tiles or a split asked for: the tile kernels */
     d = base_desc(&e, 16, 4096, 128);
