@@ -14,14 +14,16 @@
 // U steps in flight, M16 loads rows 8..15 of A, PIPE loads the next U steps
 // before the current ones' mma.
 // Timed like the benchmark: a graph of 50 launches over 8 rotating input
-// sets (B larger than the L2 in total), median of 20 replays.
-// On the H200 (CUDA 13.0; kernels_ptx/PERF_NOTES.md, change 87), best
-// variants: 1x4096x4096 10.3-10.5 us (3.2 TB/s of B), 8x4096x4096 10.8-11.0,
-// 1x8192x8192 34.5-35.4 (3.8-3.9 TB/s), 4x11008x4096 23.9-24.5, 16x4096x4096
-// 11.6-12.0 (two 8-row groups a warp), 16x14336x4096 33.2 (3.5 TB/s); the
-// library's 64x32m16 took 13.9 / 13.9 / 42.6 / 32.5 / 13.9 / 41.5 us and
-// cuBLAS 13.0 / 13.7 / 34.7 / 26.6 / 13.2 / 31.0 in the same session.
-// Loading the next steps before the current mma (PIPE) gained nothing.
+// sets (B larger than the L2 in total, 16x1024x1024's aside), median of 20
+// replays.
+// On the H200 (CUDA 13.0; kernels_ptx/PERF_NOTES.md, change 87), the best
+// variants of two runs: 1x4096x4096 10.3-10.5 us (3.2 TB/s of B),
+// 8x4096x4096 10.8-11.0, 1x8192x8192 34.5-35.4 (3.8-3.9 TB/s), 4x11008x4096
+// 23.9-24.5, 16x4096x4096 11.6-12.0 (two 8-row groups a warp),
+// 16x14336x4096 33.2-33.8 (3.5 TB/s); in the first run's session the
+// library's 64x32m16 took 13.9 / 13.9 / 42.8 / 32.5 / 13.9 / 41.5 us and
+// cuBLAS 13.0 / 13.7 / 34.7 / 26.6 / 13.2 / 31.0. Loading the next steps
+// before the current mma (PIPE) gained nothing.
 // Build and run: nvcc -arch=sm_90a -O3 -o /tmp/gv tools/device/gemv_probe.cu && /tmp/gv
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
