@@ -327,6 +327,10 @@ static int short_k_takes(const bc__gemm_config *c, const bc_gemm_desc *d, uint32
     return (uint64_t)d->m >= c->min_m && !(c->sm_share && c->sm_share * tiles < sms);
 }
 
+/* The kernels the rule takes outright where they take the problem, in
+ * order: the dot kernel (2), the GEMV kernel (1); every tile configuration 0. */
+static int outright_rank(const bc__gemm_config *c) { return c->dot_max_out ? 2 : c->gemv_max_q ? 1 : 0; }
+
 /* The rule's order of candidates: the dot configuration before every other
  * where it takes the problem (the cost model's tiles do not describe it),
  * then the GEMV configuration where it takes it (the same), then within
@@ -339,10 +343,8 @@ static int rule_better(const bc__gemm_config *c, uint64_t cost, const bc__gemm_c
 {
     if (best_c == NULL)
         return 1;
-    if ((c->dot_max_out != 0) != (best_c->dot_max_out != 0))
-        return c->dot_max_out != 0;
-    if ((c->gemv_max_q != 0) != (best_c->gemv_max_q != 0))
-        return c->gemv_max_q != 0;
+    if (outright_rank(c) != outright_rank(best_c))
+        return outright_rank(c) > outright_rank(best_c);
     const int skinny = c->max_m != 0, best_skinny = best_c->max_m != 0;
     const int short_k = c->max_kb != 0, best_short_k = best_c->max_kb != 0;
     return skinny != best_skinny ? skinny : short_k != best_short_k ? short_k : cost < best;

@@ -122,6 +122,14 @@ static inline bc_gemm_params launch_and_decode(env *e, const bc_gemm_desc *d, co
     return p;
 }
 
+/* Launches `d` and checks that it ran `kernel`. */
+static inline void expect_kernel(env *e, const bc_gemm_desc *d, const char *kernel)
+{
+    const fake_launch *l = NULL;
+    launch_and_decode(e, d, &l);
+    assert_string_equal(l->kernel, kernel);
+}
+
 /* The plan info of `d` (created, queried, destroyed). */
 static inline bc_gemm_plan_info plan_info(env *e, const bc_gemm_desc *d)
 {
