@@ -86,9 +86,23 @@ BC_DEVICE void bc_epi_store_one(const bc_epi *e, uint64_t i, float v, int out_t)
 }
 
 /* For kernels that finish their outputs one at a time (the dot and GEMV
- * kernels): element (m, n) of D from its sum of products v, alpha, C, bias
- * and ReLU as bc_epi_finish applies them, stored in D's type. */
-BC_DEVICE void bc__epi_one(const bc_gemm_params *p, float v, uint32_t m, uint32_t n, const int out_t)
+ * kernels, and the resident executor's GEMV operations): element (m, n) of
+ * D from its sum of products v, alpha, C, bias and ReLU as bc_epi_finish
+ * applies them, stored in D's type. */
+BC_DEVICE void bc__epi_one(const bc_epi *e, float v, uint32_t m, uint32_t n, const int out_t)
+{
+    bc_epi_store_one(e, (uint64_t)m * e->ldd + n, bc_epi_finish(e, e->alpha * v, m, n, out_t), out_t);
+}
+BC_DEVICE void bc_epi_finish_one(const bc_epi *e, int d_type, float v, uint32_t m, uint32_t n)
+{
+    if (d_type == BC_OUT_F32)
+        bc__epi_one(e, v, m, n, BC_OUT_F32);
+    else if (d_type == BC_OUT_F16)
+        bc__epi_one(e, v, m, n, BC_OUT_F16);
+    else
+        bc__epi_one(e, v, m, n, BC_OUT_BF16);
+}
+BC_DEVICE void bc__epi_one_params(const bc_gemm_params *p, float v, uint32_t m, uint32_t n, const int out_t)
 {
     const bc_epi e = {p->d, p->c, p->bias, p->m, p->n, p->ldd, p->ldc, p->alpha, p->beta, p->flags, p->k};
     bc_epi_store_one(&e, (uint64_t)m * p->ldd + n, bc_epi_finish(&e, p->alpha * v, m, n, out_t), out_t);
@@ -96,11 +110,11 @@ BC_DEVICE void bc__epi_one(const bc_gemm_params *p, float v, uint32_t m, uint32_
 BC_DEVICE void bc_epi_finish_output(const bc_gemm_params *p, float v, uint32_t m, uint32_t n)
 {
     if (p->d_type == BC_OUT_F32)
-        bc__epi_one(p, v, m, n, BC_OUT_F32);
+        bc__epi_one_params(p, v, m, n, BC_OUT_F32);
     else if (p->d_type == BC_OUT_F16)
-        bc__epi_one(p, v, m, n, BC_OUT_F16);
+        bc__epi_one_params(p, v, m, n, BC_OUT_F16);
     else
-        bc__epi_one(p, v, m, n, BC_OUT_BF16);
+        bc__epi_one_params(p, v, m, n, BC_OUT_BF16);
 }
 
 /* Raw bits of a D-typed element as f32 (esize constant; 16-bit: out_t says which). */

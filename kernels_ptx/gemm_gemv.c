@@ -24,6 +24,10 @@
  *     distributed shared memory, which finishes each output with
  *     epilogue.h's math.
  *
+ * The resident executor runs a GEMV plan's CTAs as work items with the same
+ * geometry, step loop and sums (resident_gemv.c), its loads through L2 and
+ * more steps in flight a warp.
+ *
  * Determinism: the grid, the cluster, the warps' K slices and every order
  * of addition are fixed by the plan, never by timing; no atomics. C may
  * alias D: each output's C is read by the thread that then writes it. K is
@@ -41,16 +45,84 @@
 typedef __attribute__((address_space(3))) uint8_t gemv_smem_u8;
 extern gemv_smem_u8 __attribute__((aligned(16))) bc_gemv_smem[];
 
-/* What a CTA reads, as byte addresses: its larger-side rows (lane's row of
- * each group, clamped to the last row: loaded, never stored) and the
- * smaller side's rows g and g + 8 (0: past the smaller side, zeros). */
+/* A CTA's share of a GEMV problem, from the plan's grid (groups row runs x
+ * ns K slices): the larger side's rows and the smaller side's q, its K
+ * steps and a slice's, the run's shape (nt, rw: module comment), its kw K
+ * groups, cols larger-side rows and a warp's steps. */
+typedef struct gemv_geom {
+    uint32_t a_big, rows, q, steps, slice, nt, rw, kw, cols, wsteps;
+} gemv_geom;
+
+BC_DEVICE gemv_geom gemv_geom_of(uint32_t m, uint32_t n, uint32_t k, uint32_t groups, uint32_t ns)
+{
+    gemv_geom G;
+    G.a_big = m >= n;
+    G.rows = G.a_big ? m : n;
+    G.q = G.a_big ? n : m;
+    G.steps = (k + BC_GEMV_STEP - 1u) / BC_GEMV_STEP;
+    G.slice = (G.steps + ns - 1u) / ns;
+    /* the plan's run of rows a CTA (gemm_rule.c, gemv_grid): 8 (one row group of 8), 16 with every warp a K
+     * group (two groups of 8 rows), or rw row groups of 8 where the warps have fewer than 8 steps each */
+    const uint32_t per = (G.rows + groups - 1u) / groups;
+    G.rw = 1u, G.nt = 1u;
+    if (per > 8u && BC_GEMV_KGROUPS(G.slice) == BC_GEMV_WARPS)
+        G.nt = 2u;
+    else
+        while (8u * G.rw < per && G.rw < BC_GEMV_WARPS)
+            G.rw *= 2u;
+    G.kw = BC_GEMV_WARPS / G.rw;
+    G.cols = 8u * G.nt * G.rw;
+    G.wsteps = (G.slice + G.kw - 1u) / G.kw;
+    return G;
+}
+
+/* What a lane of one of a CTA's 8 warps reads, as byte addresses: its
+ * larger-side rows (lane's row of each group, clamped to the last row:
+ * loaded, never stored) and the smaller side's rows g and g + 8 (0: past
+ * the smaller side, zeros). */
 typedef struct gemv_lane {
     uint64_t big[2];
     uint64_t lo, hi;
     uint32_t s0, s1;   /* this warp's steps of 32 elements of K */
     uint32_t s_lane;   /* steps in which this lane's chunk lies inside K */
     uint32_t s_full;   /* steps in which every lane's chunk does */
+    uint32_t kg, rg;   /* the warp's K group and row group */
 } gemv_lane;
+
+/* Warp `warp` of the CTA that takes row run grp and K slice `rank`. */
+BC_DEVICE gemv_lane gemv_lane_of(const gemv_geom *G, uint64_t a, uint64_t b, uint32_t lda, uint32_t ldb, uint32_t k,
+                                 uint32_t grp, uint32_t rank, uint32_t warp, uint32_t lane)
+{
+    const uint32_t g = lane / 4u, t = lane % 4u;
+    const uint32_t c0 = rank * G->slice < G->steps ? rank * G->slice : G->steps;
+    const uint32_t c1 = c0 + G->slice < G->steps ? c0 + G->slice : G->steps;
+    const uint64_t big = G->a_big ? a : b, big_ld = (uint64_t)(G->a_big ? lda : ldb) * 2u;
+    const uint64_t small = G->a_big ? b : a, small_ld = (uint64_t)(G->a_big ? ldb : lda) * 2u;
+    gemv_lane w;
+    w.kg = warp / G->rw;
+    w.rg = warp % G->rw;
+    const uint32_t r0 = grp * G->cols;
+    for (uint32_t j = 0; j < 2u; j++) {
+        const uint32_t r = r0 + w.rg * 8u * G->nt + 8u * j + g;
+        w.big[j] = big + (uint64_t)(r < G->rows ? r : G->rows - 1u) * big_ld + t * 16u;
+    }
+    w.lo = g < G->q ? small + (uint64_t)g * small_ld + t * 16u : 0u;
+    w.hi = g + 8u < G->q ? small + (uint64_t)(g + 8u) * small_ld + t * 16u : 0u;
+    w.s0 = c0 + w.kg * G->wsteps < c1 ? c0 + w.kg * G->wsteps : c1;
+    w.s1 = w.s0 + G->wsteps < c1 ? w.s0 + G->wsteps : c1;
+    w.s_lane = 8u * t < k ? (k - 8u * t + BC_GEMV_STEP - 1u) / BC_GEMV_STEP : 0u;
+    w.s_full = k / BC_GEMV_STEP;
+    return w;
+}
+
+/* One load of a lane's 16 bytes: through the read-only path in a launch
+ * (no thread of its grid writes A or B), the larger side's not kept in L1;
+ * through L2 in the resident executor (coh: earlier operations of a step
+ * write its activations, and the host rewrites its weights between steps). */
+BC_DEVICE bc_ldg_u32x4 gemv_ld(uint64_t a, const int stream, const int coh)
+{
+    return coh ? bc_ldg_cg_v4(a) : stream ? bc_ldg_nc_stream_v4(a) : bc_ldg_nc_v4(a);
+}
 
 /* acc[j] += the un steps from s of this lane's chunks, their loads issued
  * before their mma (bytes in flight); nt groups, hi (the smaller side has
@@ -60,19 +132,19 @@ typedef struct gemv_lane {
  * lane's chunk of every step lies inside both, and no load is predicated
  * but on the smaller side's rows. */
 BC_DEVICE void gemv_group(const gemv_lane *w, float (*acc)[4], uint32_t s, const uint32_t nt, const uint32_t un,
-                          const uint32_t hi, const uint32_t tail, const int f16)
+                          const uint32_t hi, const uint32_t tail, const int coh, const int f16)
 {
     const bc_ldg_u32x4 zero = {0u, 0u, 0u, 0u};
-    bc_ldg_u32x4 b[4][2], lo[4], hv[4];
+    bc_ldg_u32x4 b[8][2], lo[8], hv[8];
 #pragma unroll
     for (uint32_t u = 0; u < un; u++) {
         const uint32_t in = !tail || s + u < w->s_lane;
         const uint64_t off = (uint64_t)(s + u) * 64u;
 #pragma unroll
         for (uint32_t j = 0; j < nt; j++)
-            b[u][j] = in ? bc_ldg_nc_stream_v4(w->big[j] + off) : zero;
-        lo[u] = in && w->lo ? bc_ldg_nc_v4(w->lo + off) : zero;
-        hv[u] = hi && in && w->hi ? bc_ldg_nc_v4(w->hi + off) : zero;
+            b[u][j] = in ? gemv_ld(w->big[j] + off, 1, coh) : zero;
+        lo[u] = in && w->lo ? gemv_ld(w->lo + off, 0, coh) : zero;
+        hv[u] = hi && in && w->hi ? gemv_ld(w->hi + off, 0, coh) : zero;
     }
 #pragma unroll
     for (uint32_t u = 0; u < un; u++) {
@@ -92,29 +164,68 @@ BC_DEVICE void gemv_group(const gemv_lane *w, float (*acc)[4], uint32_t s, const
  * steps while every lane's chunks lie inside K, then the rest a step at a
  * time. */
 BC_DEVICE void gemv_steps(const gemv_lane *w, float (*acc)[4], const uint32_t nt, const uint32_t un,
-                          const uint32_t hi, const int f16)
+                          const uint32_t hi, const int coh, const int f16)
 {
     const uint32_t full = w->s1 < w->s_full ? w->s1 : w->s_full;
     uint32_t s = w->s0;
 #pragma unroll 1
     for (; s + un <= full; s += un)
-        gemv_group(w, acc, s, nt, un, hi, 0u, f16);
+        gemv_group(w, acc, s, nt, un, hi, 0u, coh, f16);
 #pragma unroll 1
     for (; s < w->s1; s++)
-        gemv_group(w, acc, s, nt, 1u, hi, 1u, f16);
+        gemv_group(w, acc, s, nt, 1u, hi, 1u, coh, f16);
 }
 
 /* The step loop for this problem: one group and four steps in flight, or,
  * for smaller sides past 8 rows (twice the smaller side's loads a step),
  * two groups of two steps where the grid has them. */
-BC_DEVICE void gemv_steps_of(const gemv_lane *w, float (*acc)[4], uint32_t nt, uint32_t hi, const int f16)
+BC_DEVICE void gemv_steps_of(const gemv_lane *w, float (*acc)[4], uint32_t nt, uint32_t hi, const int coh,
+                             const int f16)
 {
     if (nt == 2u)
-        gemv_steps(w, acc, 2u, 2u, 1u, f16);
+        gemv_steps(w, acc, 2u, 2u, 1u, coh, f16);
     else if (hi)
-        gemv_steps(w, acc, 1u, 4u, 1u, f16);
+        gemv_steps(w, acc, 1u, 4u, 1u, coh, f16);
     else
-        gemv_steps(w, acc, 1u, 4u, 0u, f16);
+        gemv_steps(w, acc, 1u, 4u, 0u, coh, f16);
+}
+
+/* The resident executor's step loop (coh loads): eight warps a CTA and one
+ * CTA an SM against the launch's two, so twice the launch's steps in flight
+ * a warp (un) where the kernel has the registers, then groups of 4 and 2
+ * down the slice's rest, so that a warp's few steps still leave together. Every accumulator takes its steps
+ * in order, however they are grouped: the launch's sums. */
+BC_DEVICE void gemv_steps_resident(const gemv_lane *w, float (*acc)[4], const uint32_t nt, const uint32_t un,
+                                   const uint32_t hi, const int f16)
+{
+    const uint32_t full = w->s1 < w->s_full ? w->s1 : w->s_full;
+    uint32_t s = w->s0;
+#pragma unroll 1
+    for (; s + un <= full; s += un)
+        gemv_group(w, acc, s, nt, un, hi, 0u, 1, f16);
+    if (un > 4u && s + 4u <= full) {
+        gemv_group(w, acc, s, nt, 4u, hi, 0u, 1, f16);
+        s += 4u;
+    }
+    if (un > 2u && s + 2u <= full) {
+        gemv_group(w, acc, s, nt, 2u, hi, 0u, 1, f16);
+        s += 2u;
+    }
+#pragma unroll 1
+    for (; s < w->s1; s++)
+        gemv_group(w, acc, s, nt, 1u, hi, 1u, 1, f16);
+}
+
+/* deep 0: the launch's steps in flight (kernels without the registers for twice them) */
+BC_DEVICE void gemv_steps_resident_of(const gemv_lane *w, float (*acc)[4], uint32_t nt, uint32_t hi, const int deep,
+                                      const int f16)
+{
+    if (nt == 2u)
+        gemv_steps_resident(w, acc, 2u, deep ? 4u : 2u, 1u, f16);
+    else if (hi)
+        gemv_steps_resident(w, acc, 1u, deep ? 8u : 4u, 1u, f16);
+    else
+        gemv_steps_resident(w, acc, 1u, deep ? 8u : 4u, 0u, f16);
 }
 
 /* Shared memory: [K group][column][row 0..15] f32, the groups' partials
@@ -125,43 +236,49 @@ BC_DEVICE uint32_t gemv_part(uint32_t base, uint32_t kg, uint32_t cols, uint32_t
     return base + ((kg * cols + col) * 16u + row) * 4u;
 }
 
+/* A warp's partials into shared memory. acc[j]: c0, c1 smaller-side row g,
+ * columns (larger-side rows) 2t, 2t + 1 of group j; c2, c3 row g + 8. */
+BC_DEVICE void gemv_store_part(const gemv_geom *G, uint32_t base, const gemv_lane *w, float (*acc)[4], uint32_t lane)
+{
+    const uint32_t g = lane / 4u, t = lane % 4u;
+#pragma unroll
+    for (uint32_t j = 0; j < 2u; j++) {
+        if (j >= G->nt)
+            break;
+        const uint32_t col = w->rg * 8u * G->nt + 8u * j + 2u * t;
+        bc_st_shared_b32(gemv_part(base, w->kg, G->cols, col, g), __builtin_bit_cast(uint32_t, acc[j][0]));
+        bc_st_shared_b32(gemv_part(base, w->kg, G->cols, col + 1u, g), __builtin_bit_cast(uint32_t, acc[j][1]));
+        bc_st_shared_b32(gemv_part(base, w->kg, G->cols, col, g + 8u), __builtin_bit_cast(uint32_t, acc[j][2]));
+        bc_st_shared_b32(gemv_part(base, w->kg, G->cols, col + 1u, g + 8u), __builtin_bit_cast(uint32_t, acc[j][3]));
+    }
+}
+
+/* Output o of the CTA's cols x 16 (consecutive outputs along D's rows: the
+ * smaller side's index where it is N, else the larger side's): its
+ * smaller-side row *s and column *col. */
+BC_DEVICE void gemv_out_of(const gemv_geom *G, uint32_t o, uint32_t *s, uint32_t *col)
+{
+    *s = G->a_big ? o % 16u : o / G->cols;
+    *col = G->a_big ? o / 16u : o % G->cols;
+}
+
+/* The CTA's sum of (s, col): its K groups' partials in group order. */
+BC_DEVICE float gemv_cta_sum(const gemv_geom *G, uint32_t base, uint32_t s, uint32_t col)
+{
+    float v = bc_ld_shared_f32(gemv_part(base, 0u, G->cols, col, s));
+    for (uint32_t x = 1; x < G->kw; x++)
+        v += bc_ld_shared_f32(gemv_part(base, x, G->cols, col, s));
+    return v;
+}
+
 /* The parameter is read field by field through p (never written). */
 BC_DEVICE void gemv_gemm(const bc_gemm_params *p)
 {
-    const uint32_t tid = bc_tid_x(), lane = tid % 32u, warp = tid / 32u, g = lane / 4u, t = lane % 4u;
+    const uint32_t tid = bc_tid_x(), lane = tid % 32u, warp = tid / 32u;
     const uint32_t ns = p->split_k, rank = ns > 1u ? bc_cluster_ctarank() : 0u;
     const uint32_t groups = bc_nctaid_x() / ns, grp = bc_ctaid_x() / ns;
-    const int a_big = p->m >= p->n;
-    const uint32_t rows = a_big ? p->m : p->n, q = a_big ? p->n : p->m;
-    const uint32_t steps = (p->k + BC_GEMV_STEP - 1u) / BC_GEMV_STEP, slice = (steps + ns - 1u) / ns;
-    const uint32_t c0 = rank * slice < steps ? rank * slice : steps, c1 = c0 + slice < steps ? c0 + slice : steps;
-    /* the plan's run of rows a CTA (gemm_rule.c, gemv_grid): 8 (one row group of 8), 16 with every warp a K
-     * group (two groups of 8 rows), or rw row groups of 8 where the warps have fewer than 8 steps each */
-    const uint32_t per = (rows + groups - 1u) / groups;
-    uint32_t rw = 1u, nt = 1u;
-    if (per > 8u && BC_GEMV_KGROUPS(slice) == BC_GEMV_WARPS)
-        nt = 2u;
-    else
-        while (8u * rw < per && rw < BC_GEMV_WARPS)
-            rw *= 2u;
-    const uint32_t kw = BC_GEMV_WARPS / rw, kg = warp / rw, rg = warp % rw;
-    const uint32_t cols = 8u * nt * rw, r0 = grp * cols;
-    const uint32_t wsteps = (slice + kw - 1u) / kw;
-    const uint64_t lda = (uint64_t)p->lda * 2u, ldb = (uint64_t)p->ldb * 2u;
-    const uint64_t big = a_big ? p->a : p->b, big_ld = a_big ? lda : ldb;
-    const uint64_t small = a_big ? p->b : p->a, small_ld = a_big ? ldb : lda;
-    gemv_lane w;
-    for (uint32_t j = 0; j < 2u; j++) {
-        const uint32_t r = r0 + rg * 8u * nt + 8u * j + g;
-        w.big[j] = big + (uint64_t)(r < rows ? r : rows - 1u) * big_ld + t * 16u;
-    }
-    w.lo = g < q ? small + (uint64_t)g * small_ld + t * 16u : 0u;
-    w.hi = g + 8u < q ? small + (uint64_t)(g + 8u) * small_ld + t * 16u : 0u;
-    w.s0 = c0 + kg * wsteps < c1 ? c0 + kg * wsteps : c1;
-    w.s1 = w.s0 + wsteps < c1 ? w.s0 + wsteps : c1;
-    w.s_lane = 8u * t < p->k ? (p->k - 8u * t + BC_GEMV_STEP - 1u) / BC_GEMV_STEP : 0u;
-    w.s_full = p->k / BC_GEMV_STEP;
-    const uint32_t hi = q > 8u;
+    const gemv_geom G = gemv_geom_of(p->m, p->n, p->k, groups, ns);
+    const gemv_lane w = gemv_lane_of(&G, p->a, p->b, p->lda, p->ldb, p->k, grp, rank, warp, lane);
     const uint32_t base = (uint32_t)(uintptr_t)bc_gemv_smem;
     float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
 
@@ -169,42 +286,30 @@ BC_DEVICE void gemv_gemm(const bc_gemm_params *p)
     bc_griddep_wait();
 
     if (p->ab_type == 1u)
-        gemv_steps_of(&w, acc, nt, hi, 1);
+        gemv_steps_of(&w, acc, G.nt, G.q > 8u, 0, 1);
     else
-        gemv_steps_of(&w, acc, nt, hi, 0);
+        gemv_steps_of(&w, acc, G.nt, G.q > 8u, 0, 0);
     /* the next kernel may launch once every CTA is past its loads (here rather than before the loop:
      * measured no worse, kernels_ptx/PERF_NOTES.md change 87) */
     bc_griddep_launch_dependents();
-    /* c0, c1: smaller-side row g, columns (larger-side rows) 2t, 2t + 1 of the group; c2, c3: row g + 8 */
-#pragma unroll
-    for (uint32_t j = 0; j < 2u; j++) {
-        if (j >= nt)
-            break;
-        const uint32_t col = rg * 8u * nt + 8u * j + 2u * t;
-        bc_st_shared_b32(gemv_part(base, kg, cols, col, g), __builtin_bit_cast(uint32_t, acc[j][0]));
-        bc_st_shared_b32(gemv_part(base, kg, cols, col + 1u, g), __builtin_bit_cast(uint32_t, acc[j][1]));
-        bc_st_shared_b32(gemv_part(base, kg, cols, col, g + 8u), __builtin_bit_cast(uint32_t, acc[j][2]));
-        bc_st_shared_b32(gemv_part(base, kg, cols, col + 1u, g + 8u), __builtin_bit_cast(uint32_t, acc[j][3]));
-    }
+    gemv_store_part(&G, base, &w, acc, lane);
     bc_syncthreads();
-    /* output o of the CTA's cols x 16: consecutive outputs along D's rows (the smaller side's index
-     * where it is N, else the larger side's) */
-    const uint32_t outs = cols * 16u;
+    const uint32_t outs = G.cols * 16u, r0 = grp * G.cols;
     if (ns > 1u) {
         for (uint32_t o = tid; o < outs; o += BC_GEMV_THREADS) {
-            const uint32_t s = a_big ? o % 16u : o / cols, col = a_big ? o / 16u : o % cols;
-            float v = bc_ld_shared_f32(gemv_part(base, 0u, cols, col, s));
-            for (uint32_t x = 1; x < kw; x++)
-                v += bc_ld_shared_f32(gemv_part(base, x, cols, col, s));
+            uint32_t s, col;
+            gemv_out_of(&G, o, &s, &col);
+            const float v = gemv_cta_sum(&G, base, s, col);
             bc_st_shared_b32(base + GEMV_CPART_OFF + o * 4u, __builtin_bit_cast(uint32_t, v));
         }
         bc_cluster_sync(); /* every CTA's sums are published */
     }
     if (rank == 0)
         for (uint32_t o = tid; o < outs; o += BC_GEMV_THREADS) {
-            const uint32_t s = a_big ? o % 16u : o / cols, col = a_big ? o / 16u : o % cols;
+            uint32_t s, col;
+            gemv_out_of(&G, o, &s, &col);
             const uint32_t r = r0 + col;
-            if (s >= q || r >= rows)
+            if (s >= G.q || r >= G.rows)
                 continue;
             float v;
             if (ns > 1u) {
@@ -212,11 +317,9 @@ BC_DEVICE void gemv_gemm(const bc_gemm_params *p)
                 for (uint32_t x = 1; x < ns; x++)
                     v += bc_ld_cluster_f32(bc_mapa(base + GEMV_CPART_OFF + o * 4u, x));
             } else {
-                v = bc_ld_shared_f32(gemv_part(base, 0u, cols, col, s));
-                for (uint32_t x = 1; x < kw; x++)
-                    v += bc_ld_shared_f32(gemv_part(base, x, cols, col, s));
+                v = gemv_cta_sum(&G, base, s, col);
             }
-            bc_epi_finish_output(p, v, a_big ? r : s, a_big ? s : r);
+            bc_epi_finish_output(p, v, G.a_big ? r : s, G.a_big ? s : r);
         }
     if (ns > 1u)
         bc_cluster_sync(); /* rank 0 has read them: every CTA may leave */

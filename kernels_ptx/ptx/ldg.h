@@ -1,7 +1,8 @@
 /* Global loads: through the non-coherent (read-only) path, for operands no
- * thread of the grid writes while the kernel runs (A and B of a GEMM: the
- * plan refuses a D that overlaps them); and predicated coherent loads of
- * single elements. */
+ * thread of the grid writes while the kernel runs (A and B of a launched
+ * GEMM: the plan refuses a D that overlaps them); 16 bytes through L2 for
+ * operands that change while a kernel runs (the resident executor's); and
+ * predicated coherent loads of single elements. */
 #ifndef BC_PTX_LDG_H
 #define BC_PTX_LDG_H
 
@@ -25,6 +26,17 @@ BC_DEVICE bc_ldg_u32x4 bc_ldg_nc_v4(uint64_t a) { return BC__LDG_V4("", a); }
 /* The same, for data read once: not kept in L1 (a stream of a large
  * operand would only evict what is read again). */
 BC_DEVICE bc_ldg_u32x4 bc_ldg_nc_stream_v4(uint64_t a) { return BC__LDG_V4(".L1::no_allocate", a); }
+
+/* 16 bytes at global address a (16-byte aligned) from L2, never from a
+ * copy L1 kept: for a persistent kernel whose operands other CTAs, or the
+ * host between steps, rewrite (weak: ordered by the acquire before it).
+ * Volatile, as above. */
+BC_DEVICE bc_ldg_u32x4 bc_ldg_cg_v4(uint64_t a)
+{
+    bc_ldg_u32x4 v;
+    asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(a));
+    return v;
+}
 
 /* The 16-bit (bytes 2) or 32-bit (bytes 4, a compile-time constant) word
  * at global address a when p is non-zero, else 0, zero-extended: a
