@@ -5,14 +5,17 @@
  *   program  device memory, written once when the executor is created: one
  *            bc_resident_op per operation (a GEMM of a plan, or a 16-byte
  *            granular copy), each 640 bytes with its tensor maps 64-byte
- *            aligned (A, B, D at the front, C at the back);
+ *            aligned (A, B, D at the front, C at the back); a GEMV plan's
+ *            operation has no tensor maps, its bc_resident_gemv in their
+ *            place;
  *   sync     BC_RESIDENT_SYNC_BYTES of device memory, zeroed before each
  *            launch: the grid barrier's arrival counter and the step word
  *            CTA 0 releases to the others, each on its own 128-byte line,
  *            then one u32 arrival counter per tile of the split-K GEMMs;
  *   partials after the sync block, split-K GEMMs only (not zeroed): each
- *            work item's f32 partial tile, summed by the tile's last
- *            arrival in the order of the items;
+ *            work item's f32 partial tile (BC_RESIDENT_GEMV_SLOT_BYTES for
+ *            a GEMV plan's), summed by the tile's last arrival in the
+ *            order of the items;
  *   doorbell a u64 in mapped pinned host memory the host writes: the
  *            sequence number of the step to run (BC_RESIDENT_SEQ_MASK),
  *            plus BC_RESIDENT_STOP when the kernel must exit after it;
@@ -37,6 +40,7 @@
 /* bc_resident_opinfo.kind */
 #define BC_RESIDENT_OP_GEMM 1u
 #define BC_RESIDENT_OP_COPY 2u
+#define BC_RESIDENT_OP_GEMV 3u /* a GEMM of a GEMV plan (gemm_gemv.c; resident_gemv.c) */
 
 /* The sync block (device memory, zeroed before each launch). */
 #define BC_RESIDENT_SYNC_ARRIVE 0   /* u64: grid-barrier arrivals, counted up forever */
@@ -83,6 +87,19 @@ typedef struct bc_resident_op {
     uint32_t reserved_[8];            /* pads to 512 */
     _Alignas(64) uint64_t tmap_c[16]; /* GEMM with BC_GEMM_F_C_SMEM: the plan's C map */
 } bc_resident_op;
+
+/* A GEMV operation's operands, at the front of its bc_resident_op: the
+ * plan's A and B and their pitches (elements), and K. Its grid (tiles_m
+ * row runs, split K slices: tiles_n = 1) is the launched plan's, each of
+ * its CTAs a work item. */
+typedef struct bc_resident_gemv {
+    uint64_t a, b;
+    uint32_t lda, ldb, k, reserved_;
+} bc_resident_gemv;
+
+/* A split GEMV work item's partial slot: its CTA's sums, at most
+ * BC_GEMV_MAX_COLS larger-side rows x 16. */
+#define BC_RESIDENT_GEMV_SLOT_BYTES (BC_GEMV_MAX_COLS * 16 * 4)
 
 /* The kernel's one parameter (read field by field). */
 typedef struct bc_resident_params {

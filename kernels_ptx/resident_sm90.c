@@ -23,6 +23,8 @@
  *      phase, copies run first over every thread of the grid, then the
  *      GEMMs' work items, concatenated into one list that CTA b walks from
  *      b in strides of the grid size. A whole-tile GEMM's item is a tile; a
+ *      GEMV plan's is one of its launched CTAs, run by eight warps
+ *      (resident_gemv.c); a
  *      split-K GEMM's tile is S items, one per share of K, whose partials
  *      meet in global memory and are added by the tile's last arrival
  *      (res_split_item): no CTA waits for another, so any grid size runs
@@ -261,7 +263,7 @@ BC_DEVICE uint32_t res_owner(sm90_shape g, uint32_t base, uint32_t j0, uint32_t 
     uint32_t j = j0;
     for (uint32_t i = j0; i < j1; i++) {
         const res_info_s *op = res_info(g, base, i);
-        if (op->kind == BC_RESIDENT_OP_GEMM && t >= op->tile0)
+        if (op->kind != BC_RESIDENT_OP_COPY && t >= op->tile0)
             j = i;
     }
     return j;
@@ -417,13 +419,15 @@ BC_DEVICE void res_split_item(sm90_shape g, const res_info_s *op, float *acc, ui
     }
 }
 
+#include "resident_gemv.c"
+
 /* This thread's part of the GEMM work items of phase ph: the first from
  * the phase plan, any further ones worked out here. */
 BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, const res_phase_s *ph, res_state *s,
                               res_early early, uint64_t sync, uint32_t tev, uint32_t tid)
 {
-    const uint32_t wg = tid / 128u;
-    if (wg == 0 && tid != 0)
+    const uint32_t wg = tid / 128u, gt0 = res_gemv_thread0(g);
+    if (wg == 0 && tid != 0 && gt0 != 0) /* the producer's other threads: GEMV items only, one-warpgroup kernels */
         return;
     const uint32_t tiles = ph->tiles;
     for (uint32_t t = bc_ctaid_x(); t < tiles; t += bc_nctaid_x()) {
@@ -431,20 +435,32 @@ BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, con
         const uint32_t j = first ? ph->first_j : res_owner(g, base, ph->j0, ph->j1, t);
         const res_info_s *op = res_info(g, base, j);
         const uint32_t it = t - op->tile0;
+        if (op->kind == BC_RESIDENT_OP_GEMV) { /* eight warps' (resident_gemv.c) */
+            if (RES_RUNS_GEMV(g) && tid >= gt0 && tid < gt0 + BC_GEMV_THREADS)
+                res_gemv_item(g, op, program + (uint64_t)j * sizeof(bc_resident_op), it, base, sync, tid - gt0);
+            continue;
+        }
+        if (wg == 0 && tid >= 32u) /* the producer's other warps (one-warpgroup kernels): GEMV items only */
+            continue;
         const bc_tile tile = first ? (bc_tile){ph->tm, ph->tn} : res_tile_of(op, it);
         const uint64_t maps = program + (uint64_t)j * sizeof(bc_resident_op);
         /* the epilogue reads its parameters from shared memory as it goes
          * (the launched kernel reads them from parameter space) */
         const bc_epi *e = (const bc_epi *)op;
         if (wg == 0) {
-            uint32_t kb0, kb1;
-            res_k_range(op, it, &kb0, &kb1);
-            res_load_a_late(g, maps, tile, base, early); /* the first item's stages loaded early, if any */
-            sm90_produce_tile(g, maps, maps + 128u, maps + 512u, e, tile, kb0 + early.kbs, kb1, base,
-                              op->d_type == BC_OUT_F32 ? 4u : 2u, &s->stage, &s->phase);
-            if (first)
-                RES_TRACE(sync, res_ctl_of(g, base)->word, tev + 5u);
-            early.kbs = 0;
+            if (tid == 0) {
+                uint32_t kb0, kb1;
+                res_k_range(op, it, &kb0, &kb1);
+                res_load_a_late(g, maps, tile, base, early); /* the first item's stages loaded early, if any */
+                sm90_produce_tile(g, maps, maps + 128u, maps + 512u, e, tile, kb0 + early.kbs, kb1, base,
+                                  op->d_type == BC_OUT_F32 ? 4u : 2u, &s->stage, &s->phase);
+                if (first)
+                    RES_TRACE(sync, res_ctl_of(g, base)->word, tev + 5u);
+                early.kbs = 0;
+            }
+            if (gt0 == 0) /* warp 0's other lanes wait for the loads' thread: the warp enters a later GEMV item
+                             converged (its mma.sync and barriers) */
+                bc_syncwarp();
             continue;
         }
         const uint32_t c = wg - 1u;
@@ -587,9 +603,11 @@ BC_DEVICE void res_kernel(sm90_shape g, uint64_t program, uint64_t sync, uint64_
     const uint32_t base = (bc_smem_u32(bc_sm90_smem) + 1023u) & ~1023u;
     const uint32_t tid = bc_tid_x();
     res_setup(g, program, first_seq, base, nops, tid);
-    if (tid < BC_SM90_PRODUCER_THREADS)
+    /* two consumer warpgroups take registers from the producer's; with one, every warp keeps the launch's
+     * (its producer warps run GEMV operations too: resident_gemv.c) */
+    if (g.cons > 1u && tid < BC_SM90_PRODUCER_THREADS)
         bc_setmaxnreg_dec(SM90_PRODUCER_REGS);
-    else
+    else if (g.cons > 1u)
         bc_setmaxnreg_inc(SM90_CONSUMER_REGS);
     res_state s = {0, 0, 0};
     res_ctl_s *ctl = res_ctl_of(g, base);

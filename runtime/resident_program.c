@@ -10,23 +10,32 @@
  * which run in their whole-tile twins' kernels (the same tile and ring; the
  * partials go through global memory instead of the cluster's shared
  * memory), as do the short-K twins 128x64t, 64x32t and 64x32m16t (the
- * same tiles; the resident rings are their twins'). */
+ * same tiles; the resident rings are their twins'). The GEMV kernel's plans
+ * run alone, in 64x32m16's kernel, or beside 128x64's and its twin's
+ * (`with_gemv`; kernels_ptx/resident_gemv.c): 128x128's consumers have no
+ * registers to spare, and beside tile plans in the kernels of one consumer
+ * warpgroup compute-sanitizer's racecheck reports hazards on the GEMV
+ * partials that are not understood (kernels_ptx/PERF_NOTES.md, change 88),
+ * so that mix is refused. */
 static const struct {
     const char *config;
     bc__kernel_id kernel;
     uint32_t smem;
+    uint8_t with_gemv, gemv;
 } kernels[] = {
-    {"sm90_64x32", BC_K_RESIDENT_SM90_64X32, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32)},
-    {"sm90_64x32s", BC_K_RESIDENT_SM90_64X32, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32)},
-    {"sm90_64x32t", BC_K_RESIDENT_SM90_64X32, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32)},
-    {"sm90_64x32m16", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16)},
-    {"sm90_64x32m16s", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16)},
-    {"sm90_64x32m16t", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16)},
-    {"sm90_128x64", BC_K_RESIDENT_SM90_128X64, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X64)},
-    {"sm90_128x64t", BC_K_RESIDENT_SM90_128X64, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X64)},
-    {"sm90_128x128", BC_K_RESIDENT_SM90_128X128, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X128)},
+    {"sm90_64x32", BC_K_RESIDENT_SM90_64X32, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32), 0, 0},
+    {"sm90_64x32s", BC_K_RESIDENT_SM90_64X32, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32), 0, 0},
+    {"sm90_64x32t", BC_K_RESIDENT_SM90_64X32, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32), 0, 0},
+    {"sm90_64x32m16", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16), 0, 0},
+    {"sm90_64x32m16s", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16), 0, 0},
+    {"sm90_64x32m16t", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16), 0, 0},
+    {"sm90_128x64", BC_K_RESIDENT_SM90_128X64, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X64), 1, 0},
+    {"sm90_128x64t", BC_K_RESIDENT_SM90_128X64, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X64), 1, 0},
+    {"sm90_128x128", BC_K_RESIDENT_SM90_128X128, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X128), 0, 0},
+    {"sm90_gemv", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16), 1, 1},
 };
 #define KERNEL_COUNT (sizeof kernels / sizeof kernels[0])
+#define GEMV_ENTRY (KERNEL_COUNT - 1u)
 
 int bc__resident_runs(const char *config)
 {
@@ -94,31 +103,39 @@ static access plan_access(const bc_gemm_desc *d, int swapped)
 
 /* A plan as the kernel needs it: its tensor maps (A's and B's with whole
  * boxes, where the plan runs a multicast twin) and the parameters of its tile
- * walk and epilogue. */
+ * walk and epilogue; for a GEMV plan, its operands and grid instead of the
+ * maps and the tiles. */
 static bc_status gemm_op(bc_resident_op *op, const bc_gemm_plan *pl)
 {
     const bc_gemm_params *p = &pl->params;
+    const int gemv = pl->config->gemv_max_q != 0;
     memset(op, 0, sizeof *op);
-    bc_status st = bc__gemm_plan_whole_maps(pl, op->tmap_a, op->tmap_b);
-    if (st)
-        return st;
-    memcpy(op->tmap_d, p->tmap_d, sizeof op->tmap_d);
-    memcpy(op->tmap_c, p->tmap_c, sizeof op->tmap_c);
+    if (gemv) {
+        const bc_resident_gemv g = {p->a, p->b, p->lda, p->ldb, p->k, 0};
+        memcpy(op->tmap_a, &g, sizeof g);
+    } else {
+        bc_status st = bc__gemm_plan_whole_maps(pl, op->tmap_a, op->tmap_b);
+        if (st)
+            return st;
+        memcpy(op->tmap_d, p->tmap_d, sizeof op->tmap_d);
+        memcpy(op->tmap_c, p->tmap_c, sizeof op->tmap_c);
+    }
     bc_resident_opinfo *x = &op->x;
     x->d = p->d, x->c = p->c, x->bias = p->bias;
     x->m = p->m, x->n = p->n, x->ldd = p->ldd, x->ldc = p->ldc;
     x->alpha = p->alpha, x->beta = p->beta;
     x->flags = p->flags, x->ab_type = p->ab_type, x->d_type = p->d_type;
     x->tiles_m = p->tiles_m, x->tiles_n = p->tiles_n, x->k_blocks = p->k_blocks, x->group_m = p->group_m;
-    x->kind = BC_RESIDENT_OP_GEMM;
+    x->kind = gemv ? BC_RESIDENT_OP_GEMV : BC_RESIDENT_OP_GEMM;
+    if (gemv) /* runs of rows, split K ways: the launched grid */
+        x->tiles_n = 1, x->k_blocks = 0, x->group_m = 1;
     x->split = (uint8_t)p->split_k;
     return BC_OK;
 }
 
 /* A plan the resident kernels can run: sm_90a, a configuration with a
- * resident kernel, the same kernel as plans[0]'s (first: -1 for plans[0]
- * itself), of this device. */
-static bc_status check_plan(bc_device *dev, const bc_gemm_plan *pl, int i, int first, uint32_t *out_kernel)
+ * resident kernel, of this device; *out_kernel its entry of kernels[]. */
+static bc_status check_plan(bc_device *dev, const bc_gemm_plan *pl, int i, uint32_t *out_kernel)
 {
     if (pl == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans", "plans[%d] is NULL", i);
@@ -132,26 +149,49 @@ static bc_status check_plan(bc_device *dev, const bc_gemm_plan *pl, int i, int f
     uint32_t k = 0;
     while (k < KERNEL_COUNT && strcmp(kernels[k].config, c->name) != 0)
         k++;
-    if (k == KERNEL_COUNT && (c->dot_max_out || c->gemv_max_q))
+    if (k == KERNEL_COUNT && c->dot_max_out)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
                        "plans[%d] uses %s (at most %u rows on one side), which has no resident kernel: create "
                        "it with bc_gemm_desc.resident = 1 (the rule then takes a configuration a resident kernel "
-                       "runs), pin bc_gemm_desc.config (sm90_64x32m16 or sm90_64x32m16s for M <= 16, else "
-                       "sm90_64x32 or sm90_64x32s: the network's resident kernel) or set split_k = 1",
-                       i, c->name, c->gemv_max_q ? (unsigned)c->gemv_max_q : (unsigned)BC_DOT_MAX_Q);
+                       "runs) or pin bc_gemm_desc.config (sm90_gemv, or sm90_64x32m16 for M <= 16)",
+                       i, c->name, (unsigned)BC_DOT_MAX_Q);
     if (k == KERNEL_COUNT)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
                        "plans[%d] uses %s, which has no resident kernel (sm90_64x32, sm90_64x32s, "
-                       "sm90_64x32t, sm90_64x32m16, sm90_64x32m16s, sm90_64x32m16t, sm90_128x64, sm90_128x64t "
-                       "and sm90_128x128 do)",
+                       "sm90_64x32t, sm90_64x32m16, sm90_64x32m16s, sm90_64x32m16t, sm90_gemv, sm90_128x64, "
+                       "sm90_128x64t and sm90_128x128 do)",
                        i, c->name);
-    if (first >= 0 && kernels[k].kernel != kernels[first].kernel)
+    *out_kernel = k;
+    return BC_OK;
+}
+
+/* Whether plans[i] (kernels[] entry k) runs in the executor's kernel: the
+ * first tile plan's (plans[first], entry k0; first -1 while none has come),
+ * which runs every other tile plan of its kernel, and the GEMV plans
+ * (plans[gemv] the first of them, or -1) where it runs them. */
+static bc_status fits_kernel(const bc_gemm_plan *const *plans, int i, uint32_t k, int first, uint32_t k0, int gemv)
+{
+    static const char beside[] = "GEMV plans run in an executor alone or beside sm90_128x64 and sm90_128x64t "
+                                 "plans only: pin bc_gemm_desc.config of the GEMV plans to the tile plans' "
+                                 "configuration, or of the tile plans to sm90_gemv or sm90_128x64";
+    if (kernels[k].gemv) {
+        if (first >= 0 && !kernels[k0].with_gemv)
+            return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans", "plans[%d] uses sm90_gemv, plans[%d] %s: %s", i, first,
+                           plans[first]->config->name, beside);
+        return BC_OK;
+    }
+    if (first < 0) {
+        if (gemv >= 0 && !kernels[k].with_gemv)
+            return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans", "plans[%d] uses %s, plans[%d] sm90_gemv: %s", i,
+                           plans[i]->config->name, gemv, beside);
+        return BC_OK;
+    }
+    if (kernels[k].kernel != kernels[k0].kernel)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
-                       "plans[%d] uses %s, plans[0] %s: every plan of an executor runs in one resident kernel "
+                       "plans[%d] uses %s, plans[%d] %s: every tile plan of an executor runs in one resident kernel "
                        "(pin bc_gemm_desc.config; sm90_64x32, sm90_64x32s and sm90_64x32t share one, as do "
                        "sm90_64x32m16, sm90_64x32m16s and sm90_64x32m16t, and sm90_128x64 and sm90_128x64t)",
-                       i, c->name, kernels[first].config);
-    *out_kernel = k;
+                       i, plans[i]->config->name, first, plans[first]->config->name);
     return BC_OK;
 }
 
@@ -211,7 +251,7 @@ static void place_barriers(bc__resident_prog *p, const access *acc)
     for (uint32_t j0 = 0, j1, prev = 0; j0 < p->count; prev = j0, j0 = j1) {
         uint32_t items = 0;
         for (j1 = j0; j1 < p->count && (j1 == j0 || !p->ops[j1].x.barrier); j1++)
-            if (p->ops[j1].x.kind == BC_RESIDENT_OP_GEMM) {
+            if (p->ops[j1].x.kind != BC_RESIDENT_OP_COPY) {
                 bc_resident_opinfo *x = &p->ops[j1].x;
                 x->tile0 = items;
                 items += x->tiles_m * x->tiles_n * x->split;
@@ -225,33 +265,33 @@ static void place_barriers(bc__resident_prog *p, const access *acc)
     }
 }
 
-/* The split-K GEMMs' arrival counters (one per tile, after the sync
- * block's fixed words) and partial slots (slot bytes each, one per work
- * item, after the counters): where each GEMM's start, and the sizes. */
-static bc_status place_partials(bc__resident_prog *p, uint64_t slot_bytes)
+/* The split-K GEMMs' arrival counters (one per tile, or per run of a GEMV
+ * plan, after the sync block's fixed words) and partial slots (one per
+ * work item, after the counters: tile_slot bytes, BC_RESIDENT_GEMV_SLOT_BYTES
+ * a GEMV plan's): where each GEMM's start, and the sizes. */
+static bc_status place_partials(bc__resident_prog *p, uint64_t tile_slot)
 {
-    uint64_t counters = 0, slots = 0;
+    uint64_t counters = 0, ws = 0;
     for (uint32_t j = 0; j < p->count; j++) {
         bc_resident_opinfo *x = &p->ops[j].x;
-        if (x->kind != BC_RESIDENT_OP_GEMM || x->split <= 1)
+        if (x->kind == BC_RESIDENT_OP_COPY || x->split <= 1)
             continue;
+        const uint64_t slot = x->kind == BC_RESIDENT_OP_GEMV ? BC_RESIDENT_GEMV_SLOT_BYTES : tile_slot;
         x->ctr0 = (uint32_t)counters;
+        x->ws_off = (uint32_t)ws; /* from the first slot for now: bounded below before it is used */
         counters += (uint64_t)x->tiles_m * x->tiles_n;
-        slots += (uint64_t)x->tiles_m * x->tiles_n * x->split;
+        ws += (uint64_t)x->tiles_m * x->tiles_n * x->split * slot;
     }
     p->sync_bytes = BC_RESIDENT_SYNC_CTR + (uint32_t)((counters * 4u + 255u) & ~(uint64_t)255u);
-    p->ws_bytes = slots * slot_bytes;
+    p->ws_bytes = ws;
     if (p->sync_bytes + p->ws_bytes > UINT32_MAX)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
                        "the split-K plans' partials take %llu bytes: the executor holds at most 4 GiB of them",
                        (unsigned long long)p->ws_bytes);
-    uint64_t slot = 0;
     for (uint32_t j = 0; j < p->count; j++) {
         bc_resident_opinfo *x = &p->ops[j].x;
-        if (x->kind != BC_RESIDENT_OP_GEMM || x->split <= 1)
-            continue;
-        x->ws_off = p->sync_bytes + (uint32_t)(slot * slot_bytes);
-        slot += x->tiles_m * x->tiles_n * x->split;
+        if (x->kind != BC_RESIDENT_OP_COPY && x->split > 1)
+            x->ws_off += p->sync_bytes;
     }
     return BC_OK;
 }
@@ -268,14 +308,19 @@ bc_status bc__resident_build(bc_device *dev, const bc_gemm_plan *const *plans, i
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "cfg", "input_count or output_count set with a NULL array");
     memset(out, 0, sizeof *out);
     access acc[BC_RESIDENT_MAX_OPS];
-    uint32_t k = 0, k0 = 0;
+    uint32_t k = 0, k0 = GEMV_ENTRY; /* the executor's kernel: the first tile plan's, else the GEMV plans' */
+    int first = -1, gemv = -1;
     bc_status st = BC_OK;
     for (uint32_t i = 0; i < cfg->input_count && !st; i++, out->count++)
         st = copy_op(dev, &cfg->inputs[i], "inputs", i, 0, &out->ops[out->count], &acc[out->count]);
     for (int i = 0; i < count && !st; i++, out->count++) {
-        st = check_plan(dev, plans[i], i, i ? (int)k0 : -1, &k);
-        if (!st && i == 0)
-            k0 = k;
+        st = check_plan(dev, plans[i], i, &k);
+        if (!st)
+            st = fits_kernel(plans, i, k, first, k0, gemv);
+        if (!st && kernels[k].gemv && gemv < 0)
+            gemv = i;
+        if (!st && !kernels[k].gemv && first < 0)
+            first = i, k0 = k;
         if (!st)
             st = gemm_op(&out->ops[out->count], plans[i]);
         if (!st)
@@ -287,17 +332,18 @@ bc_status bc__resident_build(bc_device *dev, const bc_gemm_plan *const *plans, i
     }
     if (st)
         return st;
-    out->fn = dev->image.fn[kernels[k].kernel];
+    out->fn = dev->image.fn[kernels[k0].kernel];
     if (out->fn == NULL)
         return BC_FAIL(BC_ERR_NO_KERNEL_FOR_DEVICE, "config", "the resident kernel for %s is not loaded: %s",
-                       kernels[k].config, bc__image_group_missing(dev, BC_KERNELS_RESIDENT));
+                       kernels[k0].config, bc__image_group_missing(dev, BC_KERNELS_RESIDENT));
     out->plans = (uint32_t)count;
     for (uint32_t i = 0; i <= k0 && !out->config; i++) /* the whole-tile name, listed first */
         if (kernels[i].kernel == kernels[k0].kernel)
             out->config = kernels[i].config;
-    out->threads = plans[0]->config->threads;
-    out->smem = kernels[k].smem;
-    st = place_partials(out, (uint64_t)plans[0]->config->a_rows * plans[0]->config->bn * 4u);
+    /* the tile plans' threads; with GEMV plans alone, 64x32m16's (its resident kernel's) */
+    out->threads = first >= 0 ? plans[first]->config->threads : BC_SM90_THREADS_OF(BC_SM90_CFG_64X32M16);
+    out->smem = kernels[k0].smem;
+    st = place_partials(out, first >= 0 ? (uint64_t)plans[first]->config->a_rows * plans[first]->config->bn * 4u : 0u);
     if (!st) /* the work items counted in 32 bits: place_partials has bounded the split ones */
         place_barriers(out, acc);
     return st;

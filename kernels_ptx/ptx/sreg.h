@@ -34,6 +34,13 @@ BC_DEVICE void bc_bar_sync(uint32_t id, uint32_t nthreads)
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
 }
 
+/* The same for threads whose warps may have diverged (barrier.sync without
+ * .aligned: each thread counts itself). */
+BC_DEVICE void bc_bar_sync_divergent(uint32_t id, uint32_t nthreads)
+{
+    asm volatile("barrier.sync %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
+}
+
 /* bar.red.or on a named barrier with a thread count: a barrier that also
  * returns 1 to every participant when any of them passed a non-zero v. */
 BC_DEVICE uint32_t bc_bar_red_or(uint32_t id, uint32_t nthreads, uint32_t v)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gpu_common.h"
+#include "gpu_upload.h"
 #include "mlp.h"
 
 #define SEC 1000000000ull
@@ -92,15 +93,6 @@ typedef struct link {
     bc_gemm_plan *plan;
 } link;
 
-static void *upload(gpu_env *env, size_t elems, bc_dtype t, bc_rng *rng, bc_devptr *out)
-{
-    void *h = malloc(elems * bc_dtype_bytes(t));
-    bc_ref_fill_normal(h, t, elems, 1.0, rng);
-    CHECK_BC(bc_mem_alloc(env->dev, elems * bc_dtype_bytes(t), out));
-    CHECK_BC(bc_memcpy_htod(env->dev, *out, h, elems * bc_dtype_bytes(t)));
-    return h;
-}
-
 /* One link of a chain: M x N x K on `config` split `split` ways (1: whole
  * tiles); after `prev` (its D read as A) with beta * C into f32 (the thread
  * epilogue), else with its own A and bias + ReLU; then its D and its plan. */
@@ -116,15 +108,15 @@ static void make_link(gpu_env *env, link *k, const int64_t *mnk, const char *con
     if (prev)
         d->a = prev->d.d, k->ha = malloc((size_t)(d->m * d->k) * 2);
     else
-        k->ha = upload(env, (size_t)(d->m * d->k), BC_DTYPE_BF16, rng, &d->a);
-    k->hb = upload(env, (size_t)(d->n * d->k), BC_DTYPE_BF16, rng, &d->b);
+        k->ha = gpu_upload(env, (size_t)(d->m * d->k), BC_DTYPE_BF16, rng, &d->a);
+    k->hb = gpu_upload(env, (size_t)(d->n * d->k), BC_DTYPE_BF16, rng, &d->b);
     if (prev) {
         d->d_type = BC_DTYPE_F32;
         d->beta = 0.5f;
-        k->hc = upload(env, (size_t)(d->m * d->n), BC_DTYPE_F32, rng, &d->c);
+        k->hc = gpu_upload(env, (size_t)(d->m * d->n), BC_DTYPE_F32, rng, &d->c);
     } else {
         d->relu = 1;
-        k->hbias = upload(env, (size_t)d->n, BC_DTYPE_BF16, rng, &d->bias);
+        k->hbias = gpu_upload(env, (size_t)d->n, BC_DTYPE_BF16, rng, &d->bias);
     }
     CHECK_BC(bc_mem_alloc(env->dev, (size_t)(d->m * d->n) * bc_dtype_bytes(d->d_type), &d->d));
     CHECK_BC(bc_gemm_plan_create(env->dev, d, &k->plan));
@@ -241,11 +233,11 @@ static void test_b_from_previous_plan(void **state)
     link k[2];
     links_default(k, 2);
     k[0].d.m = 64, k[0].d.n = 128, k[0].d.k = 64, k[0].d.config = "sm90_64x32";
-    k[0].ha = upload(env, 64 * 64, BC_DTYPE_BF16, &rng, &k[0].d.a);
-    k[0].hb = upload(env, 128 * 64, BC_DTYPE_BF16, &rng, &k[0].d.b);
+    k[0].ha = gpu_upload(env, 64 * 64, BC_DTYPE_BF16, &rng, &k[0].d.a);
+    k[0].hb = gpu_upload(env, 128 * 64, BC_DTYPE_BF16, &rng, &k[0].d.b);
     CHECK_BC(bc_mem_alloc(env->dev, 64 * 128 * 2, &k[0].d.d));
     k[1].d.m = 40, k[1].d.n = 64, k[1].d.k = 128, k[1].d.config = "sm90_64x32";
-    k[1].ha = upload(env, 40 * 128, BC_DTYPE_BF16, &rng, &k[1].d.a);
+    k[1].ha = gpu_upload(env, 40 * 128, BC_DTYPE_BF16, &rng, &k[1].d.a);
     k[1].d.b = k[0].d.d, k[1].hb = malloc(64 * 128 * 2); /* D0 read as 64 rows of 128 */
     CHECK_BC(bc_mem_alloc(env->dev, 40 * 64 * 2, &k[1].d.d));
     bc_gemm_plan *plans[2];
@@ -291,13 +283,13 @@ static void test_transposed_head(void **state)
     bc_rng rng = {bc_ref_seed()};
     link k[2];
     links_default(k, 2);
-    k[0].d.m = 16, k[0].d.n = 64, k[0].d.k = 256; /* the rule's skinny plan */
-    k[0].ha = upload(env, 16 * 256, BC_DTYPE_BF16, &rng, &k[0].d.a);
-    k[0].hb = upload(env, 64 * 256, BC_DTYPE_BF16, &rng, &k[0].d.b);
+    k[0].d.m = 16, k[0].d.n = 64, k[0].d.k = 256, k[0].d.config = "sm90_64x32m16"; /* a skinny layer */
+    k[0].ha = gpu_upload(env, 16 * 256, BC_DTYPE_BF16, &rng, &k[0].d.a);
+    k[0].hb = gpu_upload(env, 64 * 256, BC_DTYPE_BF16, &rng, &k[0].d.b);
     CHECK_BC(bc_mem_alloc(env->dev, 16 * 64 * 2, &k[0].d.d));
     k[1].d.m = 16, k[1].d.n = 1, k[1].d.k = 64; /* the head: one column of D */
     k[1].d.a = k[0].d.d, k[1].ha = malloc(16 * 64 * 2);
-    k[1].hb = upload(env, 64, BC_DTYPE_BF16, &rng, &k[1].d.b);
+    k[1].hb = gpu_upload(env, 64, BC_DTYPE_BF16, &rng, &k[1].d.b);
     CHECK_BC(bc_mem_alloc(env->dev, 16 * 2, &k[1].d.d));
     bc_gemm_plan *plans[2];
     plan_links(env, k, plans, 2);
@@ -494,8 +486,8 @@ static void test_big_step_identical(void **state)
     memset(&k, 0, sizeof k);
     bc_gemm_desc_default(&k.d);
     k.d.m = 128, k.d.n = 2048, k.d.k = 2048, k.d.config = "sm90_64x32";
-    k.ha = upload(env, (size_t)(128 * 2048), BC_DTYPE_BF16, &rng, &k.d.a);
-    k.hb = upload(env, (size_t)(2048 * 2048), BC_DTYPE_BF16, &rng, &k.d.b);
+    k.ha = gpu_upload(env, (size_t)(128 * 2048), BC_DTYPE_BF16, &rng, &k.d.a);
+    k.hb = gpu_upload(env, (size_t)(2048 * 2048), BC_DTYPE_BF16, &rng, &k.d.b);
     const size_t bytes = (size_t)128 * 2048 * 2;
     CHECK_BC(bc_mem_alloc(env->dev, bytes, &k.d.d));
     CHECK_BC(bc_gemm_plan_create(env->dev, &k.d, &k.plan));
@@ -604,7 +596,7 @@ static void test_host_mapped_a(void **state)
     bc_ref_fill_normal(k.ha, BC_DTYPE_BF16, 16 * 256, 1.0, &rng);
     memcpy(ha, k.ha, 16 * 256 * 2);
     k.d.a = (bc_devptr)(uintptr_t)ha; /* unified addressing: the mapped address is the host address */
-    k.hb = upload(&own, 256 * 256, BC_DTYPE_BF16, &rng, &k.d.b);
+    k.hb = gpu_upload(&own, 256 * 256, BC_DTYPE_BF16, &rng, &k.d.b);
     CHECK_BC(bc_mem_alloc(own.dev, 16 * 256 * 2, &k.d.d));
     bc_status st = bc_gemm_plan_create(own.dev, &k.d, &k.plan);
     const char *what = "plan";

@@ -81,7 +81,8 @@ static void gemm_emu_run(const char *name, const void *param_bytes, int in_graph
 }
 
 /* One resident step: the program's operations in order (the fake's
- * resident hook, on the kernel's thread). K is the A map's inner dimension. */
+ * resident hook, on the kernel's thread). K is the A map's inner dimension
+ * (a GEMV operation's: its bc_resident_gemv's). */
 static void gemm_emu_resident_step(const void *params, uint64_t step)
 {
     (void)step;
@@ -96,10 +97,17 @@ static void gemm_emu_resident_step(const void *params, uint64_t step)
         }
         bc_gemm_params p;
         memset(&p, 0, sizeof p);
-        memcpy(p.tmap_a, ops[j].tmap_a, sizeof p.tmap_a);
-        memcpy(p.tmap_b, ops[j].tmap_b, sizeof p.tmap_b);
+        if (x->kind == BC_RESIDENT_OP_GEMV) { /* a GEMV plan: its operands where the maps would be */
+            bc_resident_gemv g;
+            memcpy(&g, ops[j].tmap_a, sizeof g);
+            p.a = g.a, p.b = g.b, p.k = g.k;
+        } else {
+            memcpy(p.tmap_a, ops[j].tmap_a, sizeof p.tmap_a);
+            memcpy(p.tmap_b, ops[j].tmap_b, sizeof p.tmap_b);
+            p.k = (uint32_t)ops[j].tmap_a[3];
+        }
         p.d = x->d, p.c = x->c, p.bias = x->bias;
-        p.m = x->m, p.n = x->n, p.k = (uint32_t)ops[j].tmap_a[3], p.ldd = x->ldd, p.ldc = x->ldc;
+        p.m = x->m, p.n = x->n, p.ldd = x->ldd, p.ldc = x->ldc;
         p.alpha = x->alpha, p.beta = x->beta, p.flags = x->flags, p.ab_type = x->ab_type, p.d_type = x->d_type;
         gemm_emu_run("bc_gemm_resident", &p, 2);
     }

@@ -79,6 +79,37 @@ static inline void make_plans(env *e)
 
 static inline const bc_gemm_plan *const *plans_of(const env *e) { return (const bc_gemm_plan *const *)e->plan; }
 
+/* Layer by layer, the fp64 reference of what the executor left in act[1..3]
+ * (each layer from the previous layer's actual output). */
+static inline void check_mlp(env *e, const void *in, const void *out)
+{
+    void *x = malloc((size_t)(BATCH * 1024) * 2), *y = malloc((size_t)(BATCH * 1024) * 2);
+    void *w = malloc((size_t)(1024 * 1024) * 2), *b = malloc(1024 * 2);
+    double ref[1024];
+    memcpy(x, in, (size_t)(BATCH * width[0]) * 2);
+    for (int l = 0; l < LAYERS; l++) {
+        bc_gemm_desc d = layer_desc(e, l, NULL);
+        d.lda = d.k, d.ldb = d.k, d.ldd = d.n;
+        assert_ok(bc_memcpy_dtoh(e->dev, w, e->w[l], (size_t)(d.n * d.k) * 2));
+        assert_ok(bc_memcpy_dtoh(e->dev, b, e->bias[l], (size_t)d.n * 2));
+        if (l + 1 < LAYERS)
+            assert_ok(bc_memcpy_dtoh(e->dev, y, e->act[l + 1], (size_t)(BATCH * d.n) * 2));
+        else
+            memcpy(y, out, (size_t)(BATCH * d.n) * 2);
+        bc_ref_error err;
+        memset(&err, 0, sizeof err);
+        for (int64_t r = 0; r < BATCH; r++) {
+            bc_ref_gemm_row(&d, x, w, NULL, b, r, ref);
+            bc_ref_compare_row(&d, y, r, ref, &err);
+        }
+        assert_int_equal(err.bad + err.nonfinite, 0);
+        assert_int_equal(err.checked, BATCH * d.n);
+        void *t = x;
+        x = y, y = t;
+    }
+    free(x), free(y), free(w), free(b);
+}
+
 /* The copies of the zero-copy mode: the input into act[0], act[3] out. */
 static inline bc_resident_config io_config(const env *e, bc_resident_copy *in, bc_resident_copy *out)
 {
@@ -100,6 +131,13 @@ static inline bc_resident *started_mlp(env *e)
     assert_ok(bc_resident_create(e->dev, plans_of(e), LAYERS, NULL, &res));
     assert_ok(bc_resident_start(res, e->s));
     return res;
+}
+
+/* The program the kernel receives, read from the fake's device memory. */
+static inline const bc_resident_op *program_of(const fake_launch *l, bc_resident_params *out)
+{
+    memcpy(out, l->params, sizeof *out);
+    return (const bc_resident_op *)(uintptr_t)out->program;
 }
 
 /* Creation fails with `want` naming `field`; nothing is created or leaked. */

@@ -57,8 +57,9 @@ static void usage(FILE *f)
             "--max-sleep-ns configure the executor (README, \"Resident executor\"). Every mode measures the same\n"
             "plans; the executor runs them when they share one resident kernel (whole-tile plans of one\n"
             "configuration but sm90_128x256 and sm90_64x256, each with its split-K and short-K twins: sm90_64x32 with sm90_64x32s\n"
-            "and sm90_64x32t, sm90_64x32m16 with sm90_64x32m16s and sm90_64x32m16t, sm90_128x64 with sm90_128x64t):\n"
-            "else pin --config or --split 1. With --resident every mode's plans are made with\n"
+            "and sm90_64x32t, sm90_64x32m16 with sm90_64x32m16s and sm90_64x32m16t, sm90_128x64 with sm90_128x64t;\n"
+            "sm90_gemv plans alone or beside sm90_128x64 and sm90_128x64t): else pin --config or --split 1.\n"
+            "With --resident every mode's plans are made with\n"
             "bc_gemm_desc.resident = 1: the rule's choice among the configurations a resident kernel runs.\n",
             BC_EXIT_VERIFY);
 }

@@ -64,11 +64,13 @@ bc_status bc_resident_config_default(bc_resident_config *out_cfg);
  * split-K and short-K twins sm90_64x32m16s and sm90_64x32m16t mixed, or
  * sm90_64x32 and its split-K and short-K twins sm90_64x32s and sm90_64x32t
  * mixed, or sm90_128x64 and its
- * short-K twin sm90_128x64t mixed (BC_ERR_INVALID_ARGUMENT naming the first
- * that is not);
+ * short-K twin sm90_128x64t mixed; GEMV plans (sm90_gemv) alone or beside
+ * sm90_128x64 and sm90_128x64t plans (BC_ERR_INVALID_ARGUMENT naming the
+ * first that is not);
  * they may be destroyed afterwards. A split-K plan's partials go through
  * device memory the executor allocates (tile x split x 2 KiB, 8 KiB for
- * sm90_64x32s; bc_resident_info.partial_bytes) and are added in the plan's order,
+ * sm90_64x32s, 4 KiB for a GEMV plan's run of rows; bc_resident_info.partial_bytes)
+ * and are added in the plan's order,
  * so its results are a launch's, bit for bit. cfg may be NULL
  * (the defaults). BC_ERR_NO_KERNEL_FOR_DEVICE when the device was opened
  * without BC_KERNELS_RESIDENT in bc_device_config.kernel_groups (the
@@ -111,7 +113,8 @@ bc_status bc_resident_stop(bc_resident *res, uint64_t timeout_ns);
 
 typedef struct bc_resident_info {
     const char *config;     /* the resident kernel's whole-tile configuration (sm90_64x32m16 also when its split-K or
-                               short-K twin is among the plans; likewise sm90_64x32 and sm90_128x64) */
+                               short-K twin is among the plans, or the plans are all GEMV plans, whose
+                               kernel it is; likewise sm90_64x32 and sm90_128x64) */
     uint32_t sm_count;      /* CTAs held */
     uint32_t plans;
     uint32_t barriers;      /* grid-wide barriers per step between operations (beyond the start and end of a step) */
