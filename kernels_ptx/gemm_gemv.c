@@ -216,7 +216,7 @@ BC_DEVICE void gemv_steps_resident(const gemv_lane *w, float (*acc)[4], const ui
         gemv_group(w, acc, s, nt, 1u, hi, 1u, 1, f16);
 }
 
-/* deep 0: the launch's steps in flight (kernels without the registers for twice them) */
+/* deep 0: the launch's steps in flight (128x64's resident kernel, where twice them made ptxas spill) */
 BC_DEVICE void gemv_steps_resident_of(const gemv_lane *w, float (*acc)[4], uint32_t nt, uint32_t hi, const int deep,
                                       const int f16)
 {

@@ -11,7 +11,8 @@
  *   sync     BC_RESIDENT_SYNC_BYTES of device memory, zeroed before each
  *            launch: the grid barrier's arrival counter and the step word
  *            CTA 0 releases to the others, each on its own 128-byte line,
- *            then one u32 arrival counter per tile of the split-K GEMMs;
+ *            then one u32 arrival counter per tile of the split-K GEMMs
+ *            (per run of rows of a split GEMV plan);
  *   partials after the sync block, split-K GEMMs only (not zeroed): each
  *            work item's f32 partial tile (BC_RESIDENT_GEMV_SLOT_BYTES for
  *            a GEMV plan's), summed by the tile's last arrival in the
@@ -71,12 +72,13 @@ typedef struct bc_resident_opinfo {
                                     loads may start before the barrier */
     uint8_t split;               /* GEMM: its plan's split-K count S (1: whole tiles); a tile is S
                                     work items, item r reducing k-blocks [kb*r/S, kb*(r+1)/S) */
-    uint32_t tile0;              /* GEMM: its first work item in the item list of its phase */
-    uint32_t phase_tiles;        /* GEMM: the work items of every GEMM of its phase */
-    uint32_t ctr0;               /* split GEMM: its first tile's arrival counter (u32s from
-                                    BC_RESIDENT_SYNC_CTR, zeroed with the sync block) */
-    uint32_t ws_off;             /* split GEMM: byte offset from the sync block of its partials, one
-                                    slot of ar x bn f32 per work item, tile after tile */
+    uint32_t tile0;              /* GEMM or GEMV: its first work item in the item list of its phase */
+    uint32_t phase_tiles;        /* GEMM or GEMV: the work items of every GEMM and GEMV of its phase */
+    uint32_t ctr0;               /* split GEMM or GEMV: its first tile's (run's) arrival counter (u32s
+                                    from BC_RESIDENT_SYNC_CTR, zeroed with the sync block) */
+    uint32_t ws_off;             /* split GEMM or GEMV: byte offset from the sync block of its partials,
+                                    one slot per work item (ar x bn f32 a tile's; a GEMV run's
+                                    BC_RESIDENT_GEMV_SLOT_BYTES), tile after tile */
 } bc_resident_opinfo;
 
 typedef struct bc_resident_op {

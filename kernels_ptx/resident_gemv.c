@@ -2,7 +2,7 @@
  * after gemm_gemv.c; every resident kernel but 128x128's, whose consumers
  * have no registers to spare: RES_RUNS_GEMV): a GEMV plan's CTAs become work items of its phase,
  * each run by eight warps of whichever CTA takes it with the launched
- * kernel's own step loop and sums (gemm_gemv.c), so its results are the
+ * kernel's geometry, step order and sums (gemm_gemv.c), so its results are the
  * launch's, bit for bit:
  *
  *   - the eight warps are the producer and consumer warpgroups in the
@@ -28,8 +28,9 @@
 
 #define RES_BAR_GEMV 5u /* the eight warps that run a GEMV work item (barrier.sync: warp 0 may diverge) */
 
-/* Whether the resident kernel of shape g runs GEMV operations (the host's
- * table in runtime/resident_program.c agrees). */
+/* Whether the resident kernel of shape g can run GEMV operations. The host
+ * (runtime/resident_program.c) places them in 64x32m16's and 128x64's
+ * kernels only; 64x32's carries the code unused. */
 #define RES_RUNS_GEMV(g) ((g).bn < 128u)
 
 /* The first of the 256 threads that run a GEMV work item in the resident
@@ -53,7 +54,7 @@ BC_DEVICE void res_gemv_item(sm90_shape g, const res_info_s *op, uint64_t opaddr
     const gemv_lane w = gemv_lane_of(&G, a, b, lda, ldb, k, grp, rank, gt / 32u, gt % 32u);
     const uint32_t part = sm90_epi_buf(g, base, 0);
     float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
-    /* twice the launch's steps in flight a warp, but where two consumer warpgroups hold the registers */
+    /* twice the launch's steps in flight a warp, but in 128x64's kernel (there twice them made ptxas spill) */
     if (op->ab_type == 1u)
         gemv_steps_resident_of(&w, acc, G.nt, G.q > 8u, g.cons == 1u, 1);
     else

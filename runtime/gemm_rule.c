@@ -295,45 +295,26 @@ static bc__gemv_grid gemv_grid(uint64_t m, uint64_t n, uint64_t k, uint32_t sm_c
     return g;
 }
 
-/* Whether a resident plan (desc.resident, the rule's choice) takes the GEMV
- * kernel rather than the skinny tiles. The executor holds one CTA an SM and
- * runs a CTA's work items (the launched grid's CTAs) one after another, each
- * paying its loads' round trip, its sums and its epilogue (~1.3 us on the
- * H200) before the next, while the tiles' ring keeps up to 32 stages of
- * loads in flight. Measured (kernels_ptx/PERF_NOTES.md, change 88): the
- * GEMV kernel is the faster where its items fit one round of the SMs, or
- * where each is a whole K of at least BC_GEMV_RESIDENT_LONG_STEPS steps and
- * they take at most BC_GEMV_RESIDENT_ROUNDS rounds; the tiles elsewhere
- * (short or split K over several rounds, and large weights streamed from
- * DRAM). */
-#define BC_GEMV_RESIDENT_LONG_STEPS 64u
-#define BC_GEMV_RESIDENT_ROUNDS 4u
-static int resident_gemv_pays(const bc_gemm_desc *d, uint32_t sms)
-{
-    const bc__gemv_grid g = gemv_grid((uint64_t)d->m, (uint64_t)d->n, (uint64_t)d->k, sms);
-    const uint64_t items = (uint64_t)g.groups * g.split;
-    if (items <= sms)
-        return 1;
-    return g.split == 1 && bc__ceil_div((uint64_t)d->k, BC_GEMV_STEP) >= BC_GEMV_RESIDENT_LONG_STEPS &&
-           items <= (uint64_t)BC_GEMV_RESIDENT_ROUNDS * sms;
-}
-
 /* Whether c is the GEMV configuration and takes the problem: the smaller
  * side at most gemv_max_q rows (the kernel's limit; K is a multiple of 8
  * in every plan, BC_ERR_K_ALIGNMENT); unless it was named, also K of at
  * least dot_min_k (K <= 128 stays with the short-K twins, which run in the
- * resident executor's kernels), split_k left to the rule and, for a resident
- * plan, resident_gemv_pays. The rule takes it after the dot kernel (which
- * cedes it the problems takes_dot says) and before every tile
+ * resident executor's kernels), split_k left to the rule and not a resident
+ * plan: the executor runs GEMV plans alone or beside 128x64's tiles only
+ * (runtime/resident_program.c), and a plan cannot know its network's other
+ * plans, so a resident plan keeps to the tiles, which always share a kernel
+ * (GEMV plans run resident when named). The rule takes it after the dot
+ * kernel (which cedes it the problems takes_dot says) and before every tile
  * configuration. Also rule_has's predicate (named 0). */
 static int takes_gemv(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t sms, int named)
 {
+    (void)sms;
     if (c->gemv_max_q == 0)
         return 0;
     const uint64_t q = d->m < d->n ? (uint64_t)d->m : (uint64_t)d->n;
     if (q > c->gemv_max_q)
         return 0;
-    return named || ((uint64_t)d->k >= c->dot_min_k && d->split_k == 0 && (!d->resident || resident_gemv_pays(d, sms)));
+    return named || ((uint64_t)d->k >= c->dot_min_k && d->split_k == 0 && !d->resident);
 }
 
 /* Whether the rule weighs short-K configuration c for d: K within its

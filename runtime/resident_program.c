@@ -15,8 +15,9 @@
  * (`with_gemv`; kernels_ptx/resident_gemv.c): 128x128's consumers have no
  * registers to spare, and beside tile plans in the kernels of one consumer
  * warpgroup compute-sanitizer's racecheck reports hazards on the GEMV
- * partials that are not understood (kernels_ptx/PERF_NOTES.md, change 88),
- * so that mix is refused. */
+ * partials whose cause is not found (and a split GEMV item's flag in the
+ * control block would race a split tile item's there:
+ * kernels_ptx/PERF_NOTES.md, change 88), so that mix is refused. */
 static const struct {
     const char *config;
     bc__kernel_id kernel;
@@ -153,7 +154,8 @@ static bc_status check_plan(bc_device *dev, const bc_gemm_plan *pl, int i, uint3
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
                        "plans[%d] uses %s (at most %u rows on one side), which has no resident kernel: create "
                        "it with bc_gemm_desc.resident = 1 (the rule then takes a configuration a resident kernel "
-                       "runs) or pin bc_gemm_desc.config (sm90_gemv, or sm90_64x32m16 for M <= 16)",
+                       "runs) or pin bc_gemm_desc.config (the network's tiles, sm90_64x32m16 for M <= 16; or "
+                       "sm90_gemv, which runs alone or beside sm90_128x64 plans)",
                        i, c->name, (unsigned)BC_DOT_MAX_Q);
     if (k == KERNEL_COUNT)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",

@@ -68,9 +68,9 @@ static void test_mlp_against_reference(void **state)
         skip();
     bc_rng rng = {bc_ref_seed()};
     print_message("  seed 0x%llx\n", (unsigned long long)rng.s);
-    /* pinned whole tiles, then the rule's plans (split-K for the two K = 1024 layers) */
-    static const char *const configs[2] = {"sm90_64x32", NULL};
-    for (int c = 0; c < 2; c++) {
+    /* pinned whole tiles, then the rule's plans (the skinny tiles, split-K for the last layer), then GEMV plans */
+    static const char *const configs[3] = {"sm90_64x32", NULL, "sm90_gemv"};
+    for (int c = 0; c < 3; c++) {
         bc_mlp m;
         mlp_or_fail(env, &m, configs[c], &rng);
         bc_resident *res = start(env, m.plan, 3, NULL);
@@ -392,7 +392,9 @@ static void identical_steps(gpu_env *env, const char *config)
 /* Pinned whole tiles, then the rule's plans: split-K plans whose partials
  * meet in global memory must give the cluster exchange's bytes; then the
  * short-K twin pinned, which runs in 128x64's resident kernel (its ring,
- * not the launched kernel's two stages). */
+ * not the launched kernel's two stages); then the short-K twins of the
+ * skinny and narrow tiles, and GEMV plans (eight warps an item, the
+ * launch's sums). */
 static void test_byte_identical_to_launched(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
@@ -403,6 +405,7 @@ static void test_byte_identical_to_launched(void **state)
     identical_steps(env, "sm90_128x64t");
     identical_steps(env, "sm90_64x32m16t");
     identical_steps(env, "sm90_64x32t");
+    identical_steps(env, "sm90_gemv");
 }
 
 /* Split-K plans with ragged M, N and K, a split that does not divide the

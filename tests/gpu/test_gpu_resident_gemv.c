@@ -33,7 +33,7 @@ typedef struct link {
     bc_gemm_plan *plan;
 } link;
 
-/* M x N x K on `config` (NULL: the rule's resident choice) with inputs of
+/* M x N x K on `config` (a GEMV plan's named: the rule keeps resident plans on the tiles) with inputs of
  * type `in`; after `prev` (its D read as A) beta * C into f32, else bias +
  * ReLU into `in`'s type. */
 static void make(gpu_env *env, link *k, int64_t m, int64_t n, int64_t kk, const char *config, bc_dtype in,
@@ -146,10 +146,10 @@ static void gemv_chain(gpu_env *env, const char *tile, int64_t tile_m)
     int n = 0;
     make(env, &k[n++], 9, 600, 4096, "sm90_gemv", BC_DTYPE_BF16, NULL, &rng);    /* runs of 8, split 2 ways */
     make(env, &k[n++], 9, 72, 600, "sm90_gemv", BC_DTYPE_BF16, &k[0], &rng);     /* reads the first's D */
-    make(env, &k[n++], 700, 12, 1000, NULL, BC_DTYPE_BF16, NULL, &rng);          /* A the larger side */
+    make(env, &k[n++], 700, 12, 1000, "sm90_gemv", BC_DTYPE_BF16, NULL, &rng);   /* A the larger side */
     make(env, &k[n++], 8000, 3, 160, "sm90_gemv", BC_DTYPE_F16, NULL, &rng);     /* row groups, f16 */
-    make(env, &k[n++], 16, 2200, 2048, NULL, BC_DTYPE_BF16, NULL, &rng);         /* runs of 16 */
-    make(env, &k[n++], 5, 40, 16384, NULL, BC_DTYPE_F16, NULL, &rng);            /* split 8 ways */
+    make(env, &k[n++], 16, 2200, 2048, "sm90_gemv", BC_DTYPE_BF16, NULL, &rng);  /* runs of 16 */
+    make(env, &k[n++], 5, 40, 16384, "sm90_gemv", BC_DTYPE_F16, NULL, &rng);     /* split 8 ways */
     if (tile)
         make(env, &k[n++], tile_m, 104, 904, tile, BC_DTYPE_BF16, NULL, &rng);
     static const struct {

@@ -100,30 +100,36 @@ static void test_config_rule(void **state)
         {130, 2112, 3024, "bc_gemm_sm90_128x64", 1},   {348, 2775, 2088, "bc_gemm_sm90_128x64", 1},
         {500, 1150, 2200, "bc_gemm_sm90_128x64m", 1},
     };
-    /* Resident plans (bc_gemm_desc.resident = 1: no dot kernel there). The GEMV kernel where its work items
-     * (the launched grid's CTAs) fit one round of the SMs, or are a whole K of at least 64 steps in at most
-     * 4 rounds (1x4096x4096: 512 runs of 8 rows; 16x4096x4096: 256; 1x1650x4096: 207); a split over up to
-     * one round (16x256x4096, 2 ways: 64 items; 2x500x8192: 126); the dot kernel's problems too */
+    /* Resident plans (bc_gemm_desc.resident = 1: the rule leaves the dot and GEMV kernels out). M <= 16: 64x32 with 16-row A
+     * stages ... */
     static const rule_case resident_cases[] = {
-        {9, 80, 200, "bc_gemm_sm90_gemv", 1},         {1, 4096, 4096, "bc_gemm_sm90_gemv", 1},
-        {16, 4096, 4096, "bc_gemm_sm90_gemv", 1},     {9, 1000, 200, "bc_gemm_sm90_gemv", 1},
-        {16, 1024, 1024, "bc_gemm_sm90_gemv", 1},     {12, 2112, 256, "bc_gemm_sm90_gemv", 1},
-        {16, 256, 4096, "bc_gemm_sm90_gemv", 2},      {2, 500, 8192, "bc_gemm_sm90_gemv", 2},
-        {1, 1650, 4096, "bc_gemm_sm90_gemv", 1},      {9, 10, 10528, "bc_gemm_sm90_gemv", 4},
-        {27, 9, 5192, "bc_gemm_sm90_gemv", 2},        {1, 1, 200, "bc_gemm_sm90_gemv", 1},
-        /* ... else the skinny tiles: a short K over more than one round (12x2113x256: 133 runs of 16 rows;
-         * 16x4096x192: 256), at 3 or 4 k-blocks the skinny short-K twin with more tiles than half the SMs (67
-         * of 132: N = 2113), 5 k-blocks never */
-        {16, 4096, 192, "bc_gemm_sm90_64x32m16t", 0}, {12, 2113, 256, "bc_gemm_sm90_64x32m16t", 0},
-        {16, 4096, 264, "bc_gemm_sm90_64x32m16", 0},  {9, 2048, 1024, "bc_gemm_sm90_64x32m16", 1},
-        /* ... a split GEMV grid past one round (529 to 1056 rows down a long K), the skinny tiles split by
-         * the cost model, in clusters a round holds (16x1024x4096: 32 tiles 2 ways, 64 CTAs; 4 ways would be
-         * 128 CTAs in clusters of 4, over the 99 a round of them holds) */
-        {9, 600, 4096, "bc_gemm_sm90_64x32m16s", 4},  {16, 800, 8192, "bc_gemm_sm90_64x32m16s", 2},
-        {16, 1024, 4096, "bc_gemm_sm90_64x32m16s", 2}, {16, 700, 6000, "bc_gemm_sm90_64x32m16s", 4},
-        {1, 1000, 10656, "bc_gemm_sm90_64x32m16s", 2}, {27, 600, 5192, "bc_gemm_sm90_64x32s", 4},
-        /* ... and a whole K over more than 4 rounds (4x8192x8192: 1024 runs): whole skinny tiles */
-        {4, 8192, 8192, "bc_gemm_sm90_64x32m16", 1},  {9, 3000, 512, "bc_gemm_sm90_64x32m16", 1},
+        {9, 80, 200, "bc_gemm_sm90_64x32m16", 0},      {1, 4096, 4096, "bc_gemm_sm90_64x32m16", 0},
+        {16, 4096, 4096, "bc_gemm_sm90_64x32m16", 0},  {9, 1000, 200, "bc_gemm_sm90_64x32m16", 0},
+        /* ... the skinny short-K twin at 3 or 4 k-blocks with more tiles than half the SMs (67 of 132: N =
+         * 2113; 66 tiles, N = 2112, keep the whole-tile kernel; 5 k-blocks never) */
+        {16, 4096, 192, "bc_gemm_sm90_64x32m16t", 0},  {12, 2113, 256, "bc_gemm_sm90_64x32m16t", 0},
+        {12, 2112, 256, "bc_gemm_sm90_64x32m16", 0},   {16, 4096, 264, "bc_gemm_sm90_64x32m16", 0},
+        /* ... and split over a cluster when few tiles walk a long K */
+        {9, 1000, 2000, "bc_gemm_sm90_64x32m16s", 0},  {9, 10, 10528, "bc_gemm_sm90_64x32m16s", 0},
+        /* M past the skinny range, few 64-row tiles: 27x9x5192 one tile 8 ways (11 + 12 k-blocks against 82) */
+        {27, 9, 5192, "bc_gemm_sm90_64x32s", 0},
+        /* the skinny split's exchange costs 8 k-blocks, and clusters of 8 on more than 56 SMs 5 more (the
+         * split checked too) */
+        {16, 256, 512, "bc_gemm_sm90_64x32m16", 1},   /* 8 k-blocks: 1 + 8 + 5 on 8 ways (64 CTAs), 2 + 8 > 8 */
+        {9, 65, 512, "bc_gemm_sm90_64x32m16", 1},     /* 1 + 8 on 8 ways > 8 */
+        {9, 320, 1024, "bc_gemm_sm90_64x32m16s", 4},  /* 10 tiles: 8 ways (80 CTAs) 2 + 8 + 5 > 4 ways' 4 + 8 */
+        {9, 192, 1024, "bc_gemm_sm90_64x32m16s", 8},  /* 6 tiles: 48 CTAs of clusters of 8, 2 + 8 */
+        {9, 224, 1024, "bc_gemm_sm90_64x32m16s", 8},  /* 7 tiles: 56 CTAs, 2 + 8 */
+        {16, 256, 4096, "bc_gemm_sm90_64x32m16s", 8}, /* 8 tiles, 64 k-blocks: 8 + 8 + 5 < 16 + 8 */
+        {16, 1024, 1024, "bc_gemm_sm90_64x32m16", 1}, /* 32 tiles: 8 + 8 ties 16, the whole tile */
+        {9, 2048, 1024, "bc_gemm_sm90_64x32m16", 1},  /* 64 tiles: the same */
+        {16, 1024, 2048, "bc_gemm_sm90_64x32m16s", 2}, /* 16 + 8 < 32; 4 ways is 128 CTAs, over 99 */
+        /* shapes the dot kernel would have run as a launched plan but for its loads (2x500x8192: 21 rows a
+         * cluster of 4, 16128; 1x1650x4096: 25 x 256 x 2 = 12800), and 9 rows */
+        {9, 9, 1000, "bc_gemm_sm90_64x32m16s", 0},     {2, 500, 8192, "bc_gemm_sm90_64x32m16s", 0},
+        {1, 1650, 4096, "bc_gemm_sm90_64x32m16s", 0},
+        /* the dot kernel has no resident kernel either */
+        {1, 1, 200, "bc_gemm_sm90_64x32m16", 0},
     };
     const fake_launch *l = NULL;
     const size_t nc = sizeof cases / sizeof cases[0], nr = sizeof resident_cases / sizeof resident_cases[0];
@@ -146,14 +152,17 @@ static void test_config_rule(void **state)
                      (long long)d.k, r ? " (resident)" : "", l->kernel, split, want, want_split);
     }
     bc_gemm_desc d;
-    /* the skinny split of a resident plan: 32 tiles x 64 k-blocks take 2 ways (64 CTAs), not 4 (128 CTAs of
-     * clusters of 4 are over the 75% of the 132 SMs a round of its clusters holds) */
-    d = base_desc(&e, 16, 1024, 4096);
+    /* the skinny split: 32 tiles x 32 k-blocks take 2 ways (64 CTAs), not 4 (128 CTAs of clusters of 4 are
+     * over the 75% of the 132 SMs a round of its clusters holds); one tile of 165 k-blocks takes 8 */
+    d = base_desc(&e, 16, 1024, 2048);
     d.resident = 1;
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
-    d = base_desc(&e, 9, 600, 4096);
+    d = base_desc(&e, 9, 10, 10528);
     d.resident = 1;
-    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 4);
+    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
+    d = base_desc(&e, 27, 9, 5192);
+    d.resident = 1;
+    assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
     d = base_desc(&e, 64, 1024, 2048);
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
     d = base_desc(&e, 64, 512, 4096); /* 16 tiles: 8 ways (128 CTAs) is over the 99 a round of clusters of 8 holds */
@@ -335,9 +344,8 @@ static void test_skinny_split_one_round(void **state)
     env e;
     env_open(&e, 1);
     const fake_launch *l = NULL;
-    /* resident plans where the GEMV kernel does not pay (a K of fewer than 64 steps in 256 runs of 8 rows;
-     * a split GEMV grid of 250 items) */
-    bc_gemm_desc d = base_desc(&e, 1, 2048, 1984);
+    /* resident plans: the rule leaves the GEMV kernel out of them */
+    bc_gemm_desc d = base_desc(&e, 1, 2048, 4640);
     d.resident = 1;
     bc_gemm_params p = launch_and_decode(&e, &d, &l);
     assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16s");
@@ -346,12 +354,9 @@ static void test_skinny_split_one_round(void **state)
     d = base_desc(&e, 1, 1000, 10656); /* 32 tiles: 8 ways (256 CTAs) and 4 ways (128) exceed a round */
     d.resident = 1;
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
-    d = base_desc(&e, 1, 4096, 1984); /* 128 tiles run whole */
+    d = base_desc(&e, 16, 4096, 4096);
     d.resident = 1;
     expect_kernel(&e, &d, "bc_gemm_sm90_64x32m16");
-    d = base_desc(&e, 16, 4096, 4096); /* 256 runs down a whole K of 128 steps: the GEMV kernel */
-    d.resident = 1;
-    expect_kernel(&e, &d, "bc_gemm_sm90_gemv");
     d = base_desc(&e, 1, 2048, 4640); /* a split asked for leaves the problem to the tile kernels */
     d.split_k = 8;
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 8);
@@ -425,30 +430,24 @@ static void test_n1_transposed(void **state)
     bc_gemm_plan_info info = plan_info(&e, &d);
     assert_int_equal(info.swapped, 0);
     assert_string_equal(info.config, "sm90_gemv");
-    /* ... and so does a resident plan (188 runs down a whole K of 145 steps) */
-    d.resident = 1;
-    info = plan_info(&e, &d);
-    assert_int_equal(info.swapped, 0);
-    assert_string_equal(info.config, "sm90_gemv");
-    /* ... but where the GEMV kernel does not pay a resident plan (1000 rows: 250 items split 2 ways, past one
-     * round) runs transposed on the skinny tiles */
-    d = base_desc(&e, 1000, 1, 10656);
+    /* ... but a resident plan (the rule leaves the GEMV kernel out), past the dot kernel's loads a CTA (23 rows x 290 chunks
+     * x 2), runs transposed */
     d.resident = 1;
     bc_gemm_plan *plan = NULL;
     assert_ok(bc_gemm_plan_create(e.dev, &d, &plan));
     assert_ok(bc_gemm_plan_query(plan, &info));
     assert_int_equal(info.swapped, 1);
     assert_string_equal(info.config, "sm90_64x32m16s");
-    assert_int_equal(info.tiles, 32); /* ceil(1000 / 32) tiles of one row */
+    assert_int_equal(info.tiles, 47); /* ceil(1500 / 32) tiles of one row */
     assert_int_equal(info.split_k, 2);
     assert_ok(bc_gemm_launch(plan, e.s));
     bc_gemm_params p;
     memcpy(&p, fake_last_launch()->params, sizeof p);
-    assert_int_equal(p.m, 1), assert_int_equal(p.n, 1000), assert_int_equal(p.k, 10656);
-    assert_int_equal(p.ldd, 1000);
+    assert_int_equal(p.m, 1), assert_int_equal(p.n, 1500), assert_int_equal(p.k, 4640);
+    assert_int_equal(p.ldd, 1500);
     assert_int_equal(p.d, e.d);
-    check_map(p.tmap_a, e.b, 10656, 1, 10656 * 2, 64, 16, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
-    check_map(p.tmap_b, e.a, 10656, 1000, 10656 * 2, 64, 32, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+    check_map(p.tmap_a, e.b, 4640, 1, 4640 * 2, 64, 16, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+    check_map(p.tmap_b, e.a, 4640, 1500, 4640 * 2, 64, 32, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
 
     /* set_pointers takes the caller's a and b; a misaligned one is named as the caller's */
     assert_status(bc_gemm_plan_set_pointers(plan, e.c + 8, e.a, 0, e.b, 0), BC_ERR_MISALIGNED);
@@ -464,11 +463,11 @@ static void test_n1_transposed(void **state)
     bc_gemm_plan_destroy(plan);
 
     /* C aliasing D, one contiguous column: transposed with it */
-    d = base_desc(&e, 1000, 1, 10656);
+    d = base_desc(&e, 1500, 1, 4640);
     d.resident = 1;
     d.beta = 0.5f, d.c = d.d;
     p = launch_and_decode(&e, &d, &l);
-    assert_int_equal(p.m, 1), assert_int_equal(p.ldc, 1000), assert_int_equal(p.c, e.d);
+    assert_int_equal(p.m, 1), assert_int_equal(p.ldc, 1500), assert_int_equal(p.c, e.d);
 
     /* K of at most 2 k-blocks, any M from 2: transposed onto the skinny short-K twin, its D one row */
     static const struct {
@@ -513,10 +512,10 @@ static void test_n1_transposed(void **state)
         assert_int_equal(p.m, keep[i].m), assert_int_equal(p.n, 1);
     }
     /* a C that is not one contiguous column keeps the plan as it is */
-    d = base_desc(&e, 1000, 1, 10656);
+    d = base_desc(&e, 1500, 1, 4640);
     d.resident = 1;
     d.beta = 1.0f, d.c = e.c, d.ldc = 8;
-    assert_int_equal(launch_and_decode(&e, &d, &l).m, 1000);
+    assert_int_equal(launch_and_decode(&e, &d, &l).m, 1500);
     env_close(&e);
 }
 

@@ -163,18 +163,16 @@ static void test_gemv_kernel(void **state)
     d = base_desc(&e, 16, 4096, 4096);
     d.split_k = 1;
     expect_kernel(&e, &d, "bc_gemm_sm90_64x32m16");
-    /* a resident plan: only configurations a resident kernel runs (the GEMV kernel where it pays there: test_gemm_rule.c),
-     * so not the dot kernel; a named one as named; 2 is refused */
+    /* a resident plan: the tiles (the rule leaves the dot and GEMV kernels out of resident plans; the executor
+     * runs GEMV plans named so); a named one as named; 2 is refused */
     d = base_desc(&e, 16, 4096, 4096);
     d.resident = 1;
-    expect_kernel(&e, &d, "bc_gemm_sm90_gemv");
+    expect_kernel(&e, &d, "bc_gemm_sm90_64x32m16");
     d = base_desc(&e, 1, 1, 200);
     d.resident = 1;
-    expect_kernel(&e, &d, "bc_gemm_sm90_gemv");
-    d = base_desc(&e, 4, 8192, 8192); /* 1024 runs of 8 rows: past 4 rounds of the executor's CTAs */
-    d.resident = 1;
     expect_kernel(&e, &d, "bc_gemm_sm90_64x32m16");
-    d.config = "sm90_gemv";
+    d = base_desc(&e, 16, 4096, 4096);
+    d.resident = 1, d.config = "sm90_gemv";
     expect_kernel(&e, &d, "bc_gemm_sm90_gemv");
     d = base_desc(&e, 16, 4096, 4096);
     d.resident = 2;

@@ -13,15 +13,15 @@
 
 #include "resident_env.h"
 
-/* The MLP on the rule's resident plans: three GEMV plans, one executor of
- * 64x32m16's kernel with 256 threads, each operation the plan's operands
+/* The MLP on GEMV plans (named: the rule keeps resident plans on the
+ * tiles): one executor of 64x32m16's kernel with 256 threads, each operation the plan's operands
  * and grid; three steps right against the reference. */
 static void test_gemv_program(void **state)
 {
     env e;
     env_open(&e);
     for (int l = 0; l < LAYERS; l++) {
-        bc_gemm_desc d = layer_desc(&e, l, NULL);
+        bc_gemm_desc d = layer_desc(&e, l, "sm90_gemv");
         assert_ok(bc_gemm_plan_create(e.dev, &d, &e.plan[l]));
         bc_gemm_plan_info pi;
         assert_ok(bc_gemm_plan_query(e.plan[l], &pi));
@@ -127,7 +127,7 @@ static void test_gemv_beside_tiles(void **state)
     env e;
     env_open(&e);
     bc_gemm_plan *gemv = NULL, *wide = NULL, *big = NULL, *narrow = NULL;
-    bc_gemm_desc d = layer_desc(&e, 2, NULL); /* 16 x 64 x 1024 */
+    bc_gemm_desc d = layer_desc(&e, 2, "sm90_gemv"); /* 16 x 64 x 1024 */
     assert_ok(bc_gemm_plan_create(e.dev, &d, &gemv));
     assert_string_equal(gemv->config->name, "sm90_gemv");
     d = layer_desc(&e, 0, "sm90_128x64");
@@ -163,6 +163,8 @@ static void test_gemv_beside_tiles(void **state)
     /* tile plans of two kernels stay refused with a GEMV plan between them */
     const bc_gemm_plan *three[3] = {wide, gemv, narrow};
     expect_reject(&e, three, 3, NULL, BC_ERR_INVALID_ARGUMENT, "plans");
+    bc_last_error(&det);
+    assert_non_null(strstr(det.message, "plans[2] uses sm90_64x32m16, plans[0] sm90_128x64: every tile plan"));
     bc_gemm_plan_destroy(gemv);
     bc_gemm_plan_destroy(wide);
     bc_gemm_plan_destroy(big);
