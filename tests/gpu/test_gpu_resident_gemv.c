@@ -1,7 +1,8 @@
 /* GEMV plans in the resident executor on the GPU: every grid form of the
  * GEMV kernel (runs of 8 rows, runs of 16, row groups of a short K, K split
  * over a cluster), the larger side in either operand, bf16 and f16, bias +
- * ReLU and beta * C into f32, a plan reading the previous one's output, all
+ * ReLU and beta * C into f32, rows of A and B past K, a plan reading the
+ * previous one's output (a GEMV plan's; beside tiles, a tile plan's too), all
  * in one executor alone (64x32m16's kernel) and beside a tile plan of
  * 128x64 (its kernel, the one that runs both), on 5 CTAs (several work items
  * a CTA, the partials' buffer reused) and on the default grid: each step's
@@ -30,14 +31,15 @@ typedef struct link {
     bc_gemm_desc d;
     void *ha, *hb, *hc, *hbias, *want, *got;
     size_t bytes;
+    int a_dev; /* A is the previous link's D */
     bc_gemm_plan *plan;
 } link;
 
 /* M x N x K on `config` (a GEMV plan's named: the rule keeps resident plans on the tiles) with inputs of
- * type `in`; after `prev` (its D read as A) beta * C into f32, else bias +
- * ReLU into `in`'s type. */
-static void make(gpu_env *env, link *k, int64_t m, int64_t n, int64_t kk, const char *config, bc_dtype in,
-                 const link *prev, bc_rng *rng)
+ * type `in`, A's and B's rows pad_a and pad_b elements past K (multiples of 8); after `prev` (its D read as
+ * A, packed) beta * C into f32, else bias + ReLU into `in`'s type. */
+static void make_padded(gpu_env *env, link *k, int64_t m, int64_t n, int64_t kk, const char *config, bc_dtype in,
+                        const link *prev, int64_t pad_a, int64_t pad_b, bc_rng *rng)
 {
     bc_gemm_desc *d = &k->d;
     memset(k, 0, sizeof *k);
@@ -46,11 +48,13 @@ static void make(gpu_env *env, link *k, int64_t m, int64_t n, int64_t kk, const 
     d->ab_type = in, d->d_type = prev ? BC_DTYPE_F32 : in;
     d->config = config;
     d->resident = 1;
+    d->lda = prev ? kk : kk + pad_a, d->ldb = kk + pad_b;
+    k->a_dev = prev != NULL;
     if (prev)
         d->a = prev->d.d, k->ha = malloc((size_t)(m * kk) * bc_dtype_bytes(in));
     else
-        k->ha = gpu_upload(env, (size_t)(m * kk), in, rng, &d->a);
-    k->hb = gpu_upload(env, (size_t)(n * kk), in, rng, &d->b);
+        k->ha = gpu_upload(env, (size_t)(m * d->lda), in, rng, &d->a);
+    k->hb = gpu_upload(env, (size_t)(n * d->ldb), in, rng, &d->b);
     if (prev) {
         d->beta = 0.5f;
         k->hc = gpu_upload(env, (size_t)(m * n), BC_DTYPE_F32, rng, &d->c);
@@ -62,6 +66,12 @@ static void make(gpu_env *env, link *k, int64_t m, int64_t n, int64_t kk, const 
     k->want = malloc(k->bytes), k->got = malloc(k->bytes);
     CHECK_BC(bc_mem_alloc(env->dev, k->bytes, &d->d));
     CHECK_BC(bc_gemm_plan_create(env->dev, d, &k->plan));
+}
+
+static void make(gpu_env *env, link *k, int64_t m, int64_t n, int64_t kk, const char *config, bc_dtype in,
+                 const link *prev, bc_rng *rng)
+{
+    make_padded(env, k, m, n, kk, config, in, prev, 0, 0, rng);
 }
 
 static void drop(link *k)
@@ -138,11 +148,12 @@ static void run_chain(gpu_env *env, link *k, int n, uint32_t sm_count, int steps
 }
 
 /* The GEMV chain, alone (tile = NULL) or beside a tile plan named `tile`
- * of M x 104 x 904. */
+ * of M x 104 x 904 and a GEMV plan that reads that plan's D (stored by
+ * TMA, loaded through L2). */
 static void gemv_chain(gpu_env *env, const char *tile, int64_t tile_m)
 {
     bc_rng rng = {bc_ref_seed()};
-    link k[7];
+    link k[9];
     int n = 0;
     make(env, &k[n++], 9, 600, 4096, "sm90_gemv", BC_DTYPE_BF16, NULL, &rng);    /* runs of 8, split 2 ways */
     make(env, &k[n++], 9, 72, 600, "sm90_gemv", BC_DTYPE_BF16, &k[0], &rng);     /* reads the first's D */
@@ -150,8 +161,12 @@ static void gemv_chain(gpu_env *env, const char *tile, int64_t tile_m)
     make(env, &k[n++], 8000, 3, 160, "sm90_gemv", BC_DTYPE_F16, NULL, &rng);     /* row groups, f16 */
     make(env, &k[n++], 16, 2200, 2048, "sm90_gemv", BC_DTYPE_BF16, NULL, &rng);  /* runs of 16 */
     make(env, &k[n++], 5, 40, 16384, "sm90_gemv", BC_DTYPE_F16, NULL, &rng);     /* split 8 ways */
-    if (tile)
-        make(env, &k[n++], tile_m, 104, 904, tile, BC_DTYPE_BF16, NULL, &rng);
+    make_padded(env, &k[n++], 12, 300, 520, "sm90_gemv", BC_DTYPE_BF16, NULL, 8, 24, &rng); /* rows past K */
+    if (tile) {
+        const int t = n++;
+        make(env, &k[t], tile_m, 104, 904, tile, BC_DTYPE_BF16, NULL, &rng);
+        make(env, &k[n++], tile_m, 12, 104, "sm90_gemv", BC_DTYPE_BF16, &k[t], &rng); /* reads the tile's D */
+    }
     static const struct {
         int i;
         uint32_t split, groups;
@@ -168,7 +183,7 @@ static void gemv_chain(gpu_env *env, const char *tile, int64_t tile_m)
     run_chain(env, k, n, 5, steps);
     run_chain(env, k, n, 0, steps);
     for (int i = 0; i < n; i++)
-        check(env, &k[i], i == 1);
+        check(env, &k[i], k[i].a_dev);
     for (int i = 0; i < n; i++)
         drop(&k[i]);
 }
