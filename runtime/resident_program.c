@@ -22,21 +22,21 @@ static const struct {
     const char *config;
     bc__kernel_id kernel;
     uint32_t smem;
-    uint8_t with_gemv, gemv;
+    uint8_t with_gemv; /* runs GEMV plans beside its tile plans */
 } kernels[] = {
-    {"sm90_64x32", BC_K_RESIDENT_SM90_64X32, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32), 0, 0},
-    {"sm90_64x32s", BC_K_RESIDENT_SM90_64X32, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32), 0, 0},
-    {"sm90_64x32t", BC_K_RESIDENT_SM90_64X32, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32), 0, 0},
-    {"sm90_64x32m16", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16), 0, 0},
-    {"sm90_64x32m16s", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16), 0, 0},
-    {"sm90_64x32m16t", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16), 0, 0},
-    {"sm90_128x64", BC_K_RESIDENT_SM90_128X64, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X64), 1, 0},
-    {"sm90_128x64t", BC_K_RESIDENT_SM90_128X64, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X64), 1, 0},
-    {"sm90_128x128", BC_K_RESIDENT_SM90_128X128, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X128), 0, 0},
-    {"sm90_gemv", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16), 1, 1},
+    {"sm90_64x32", BC_K_RESIDENT_SM90_64X32, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32), 0},
+    {"sm90_64x32s", BC_K_RESIDENT_SM90_64X32, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32), 0},
+    {"sm90_64x32t", BC_K_RESIDENT_SM90_64X32, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32), 0},
+    {"sm90_64x32m16", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16), 0},
+    {"sm90_64x32m16s", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16), 0},
+    {"sm90_64x32m16t", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16), 0},
+    {"sm90_128x64", BC_K_RESIDENT_SM90_128X64, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X64), 1},
+    {"sm90_128x64t", BC_K_RESIDENT_SM90_128X64, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X64), 1},
+    {"sm90_128x128", BC_K_RESIDENT_SM90_128X128, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_128X128), 0},
+    {"sm90_gemv", BC_K_RESIDENT_SM90_64X32M16, BC_RESIDENT_SMEM_OF(BC_SM90_CFG_64X32M16), 1},
 };
 #define KERNEL_COUNT (sizeof kernels / sizeof kernels[0])
-#define GEMV_ENTRY (KERNEL_COUNT - 1u)
+#define GEMV_ENTRY (KERNEL_COUNT - 1u) /* sm90_gemv's, listed last */
 
 int bc__resident_runs(const char *config)
 {
@@ -176,7 +176,7 @@ static bc_status fits_kernel(const bc_gemm_plan *const *plans, int i, uint32_t k
     static const char beside[] = "GEMV plans run in an executor alone or beside sm90_128x64 and sm90_128x64t "
                                  "plans only: pin bc_gemm_desc.config of the GEMV plans to the tile plans' "
                                  "configuration, or of the tile plans to sm90_gemv or sm90_128x64";
-    if (kernels[k].gemv) {
+    if (k == GEMV_ENTRY) {
         if (first >= 0 && !kernels[k0].with_gemv)
             return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans", "plans[%d] uses sm90_gemv, plans[%d] %s: %s", i, first,
                            plans[first]->config->name, beside);
@@ -267,22 +267,27 @@ static void place_barriers(bc__resident_prog *p, const access *acc)
     }
 }
 
+/* The bytes of a split GEMM's partial slots, one per work item
+ * (tile_slot bytes a tile's, BC_RESIDENT_GEMV_SLOT_BYTES a GEMV run's). */
+static uint64_t item_slots(const bc_resident_opinfo *x, uint64_t tile_slot)
+{
+    return (uint64_t)x->tiles_m * x->tiles_n * x->split *
+           (x->kind == BC_RESIDENT_OP_GEMV ? BC_RESIDENT_GEMV_SLOT_BYTES : tile_slot);
+}
+
 /* The split-K GEMMs' arrival counters (one per tile, or per run of a GEMV
- * plan, after the sync block's fixed words) and partial slots (one per
- * work item, after the counters: tile_slot bytes, BC_RESIDENT_GEMV_SLOT_BYTES
- * a GEMV plan's): where each GEMM's start, and the sizes. */
+ * plan, after the sync block's fixed words) and partial slots (after the
+ * counters): the sizes, counted first and bounded, then where each GEMM's
+ * start. */
 static bc_status place_partials(bc__resident_prog *p, uint64_t tile_slot)
 {
     uint64_t counters = 0, ws = 0;
     for (uint32_t j = 0; j < p->count; j++) {
-        bc_resident_opinfo *x = &p->ops[j].x;
-        if (x->kind == BC_RESIDENT_OP_COPY || x->split <= 1)
-            continue;
-        const uint64_t slot = x->kind == BC_RESIDENT_OP_GEMV ? BC_RESIDENT_GEMV_SLOT_BYTES : tile_slot;
-        x->ctr0 = (uint32_t)counters;
-        x->ws_off = (uint32_t)ws; /* from the first slot for now: bounded below before it is used */
-        counters += (uint64_t)x->tiles_m * x->tiles_n;
-        ws += (uint64_t)x->tiles_m * x->tiles_n * x->split * slot;
+        const bc_resident_opinfo *x = &p->ops[j].x;
+        if (x->kind != BC_RESIDENT_OP_COPY && x->split > 1) {
+            counters += (uint64_t)x->tiles_m * x->tiles_n;
+            ws += item_slots(x, tile_slot);
+        }
     }
     p->sync_bytes = BC_RESIDENT_SYNC_CTR + (uint32_t)((counters * 4u + 255u) & ~(uint64_t)255u);
     p->ws_bytes = ws;
@@ -290,10 +295,15 @@ static bc_status place_partials(bc__resident_prog *p, uint64_t tile_slot)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "plans",
                        "the split-K plans' partials take %llu bytes: the executor holds at most 4 GiB of them",
                        (unsigned long long)p->ws_bytes);
+    counters = 0, ws = p->sync_bytes;
     for (uint32_t j = 0; j < p->count; j++) {
         bc_resident_opinfo *x = &p->ops[j].x;
-        if (x->kind != BC_RESIDENT_OP_COPY && x->split > 1)
-            x->ws_off += p->sync_bytes;
+        if (x->kind == BC_RESIDENT_OP_COPY || x->split <= 1)
+            continue;
+        x->ctr0 = (uint32_t)counters;
+        x->ws_off = (uint32_t)ws;
+        counters += (uint64_t)x->tiles_m * x->tiles_n;
+        ws += item_slots(x, tile_slot);
     }
     return BC_OK;
 }
@@ -319,9 +329,9 @@ bc_status bc__resident_build(bc_device *dev, const bc_gemm_plan *const *plans, i
         st = check_plan(dev, plans[i], i, &k);
         if (!st)
             st = fits_kernel(plans, i, k, first, k0, gemv);
-        if (!st && kernels[k].gemv && gemv < 0)
+        if (!st && k == GEMV_ENTRY && gemv < 0)
             gemv = i;
-        if (!st && !kernels[k].gemv && first < 0)
+        if (!st && k != GEMV_ENTRY && first < 0)
             first = i, k0 = k;
         if (!st)
             st = gemm_op(&out->ops[out->count], plans[i]);

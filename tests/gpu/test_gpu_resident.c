@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "gpu_common.h"
-#include "gpu_upload.h"
+#include "gpu_ref_check.h"
 #include "mlp.h"
 
 #define SEC 1000000000ull
@@ -129,20 +129,7 @@ static void check_link(gpu_env *env, link *k, int a_from_device)
     const bc_gemm_desc *d = &k->d;
     if (a_from_device)
         CHECK_BC(bc_memcpy_dtoh(env->dev, k->ha, d->a, (size_t)(d->m * d->k) * 2));
-    const size_t ob = bc_dtype_bytes(d->d_type);
-    void *got = malloc((size_t)(d->m * d->n) * ob);
-    double *ref = malloc((size_t)d->n * sizeof *ref);
-    CHECK_BC(bc_memcpy_dtoh(env->dev, got, d->d, (size_t)(d->m * d->n) * ob));
-    bc_ref_error e;
-    memset(&e, 0, sizeof e);
-    for (int64_t r = 0; r < d->m; r++) {
-        bc_ref_gemm_row(d, k->ha, k->hb, k->hc, k->hbias, r, ref);
-        bc_ref_compare_row(d, got, r, ref, &e);
-    }
-    if (e.bad + e.nonfinite)
-        fail_msg("%lldx%lldx%lld: %zu bad, %zu unwritten of %zu", (long long)d->m, (long long)d->n, (long long)d->k,
-                 e.bad, e.nonfinite, e.checked);
-    free(got), free(ref);
+    gpu_check_d(env, d, k->ha, k->hb, k->hc, k->hbias);
 }
 
 /* Ragged chains on 128x64 (TMA-store layer, then beta*C through the thread

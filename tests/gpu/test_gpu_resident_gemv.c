@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "gpu_common.h"
-#include "gpu_upload.h"
+#include "gpu_ref_check.h"
 #include "ref.h"
 
 #define SEC 1000000000ull
@@ -87,18 +87,7 @@ static void check(gpu_env *env, link *k, int a_from_device)
     const bc_gemm_desc *d = &k->d;
     if (a_from_device)
         CHECK_BC(bc_memcpy_dtoh(env->dev, k->ha, d->a, (size_t)(d->m * d->k) * bc_dtype_bytes(d->ab_type)));
-    double *ref = malloc((size_t)d->n * sizeof *ref);
-    CHECK_BC(bc_memcpy_dtoh(env->dev, k->got, d->d, k->bytes));
-    bc_ref_error e;
-    memset(&e, 0, sizeof e);
-    for (int64_t r = 0; r < d->m; r++) {
-        bc_ref_gemm_row(d, k->ha, k->hb, k->hc, k->hbias, r, ref);
-        bc_ref_compare_row(d, k->got, r, ref, &e);
-    }
-    if (e.bad + e.nonfinite)
-        fail_msg("%lldx%lldx%lld: %zu bad, %zu unwritten of %zu", (long long)d->m, (long long)d->n, (long long)d->k,
-                 e.bad, e.nonfinite, e.checked);
-    free(ref);
+    gpu_check_d(env, d, k->ha, k->hb, k->hc, k->hbias);
 }
 
 /* The chain's plans launched in order (their bytes kept), then `steps`
