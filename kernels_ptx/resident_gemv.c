@@ -38,14 +38,18 @@
 BC_DEVICE uint32_t res_gemv_thread0(sm90_shape g) { return g.cons == 1u ? 0u : BC_SM90_PRODUCER_THREADS; }
 
 /* Thread gt (0..255) of the eight warps: work item `it` of GEMV operation
- * op, whose operands are at `opaddr` (the program's bc_resident_op). */
+ * op, whose operands are at `opaddr` (the program's bc_resident_op). tev:
+ * the phase's first trace event, or 0 where the item is not the CTA's
+ * first of the phase (diagnostic builds only: RES_TRACE). */
 BC_DEVICE void res_gemv_item(sm90_shape g, const res_info_s *op, uint64_t opaddr, uint32_t it, uint32_t base,
-                             uint64_t sync, uint32_t gt)
+                             uint64_t sync, uint32_t gt, uint32_t tev)
 {
     /* in the kernels of one consumer warpgroup, warp 0 holds the producer thread, which may come from its
      * tile loads while its lanes come from skipping them: the warp reconverges for the mma.sync below, and
      * the item's barriers count threads, not warps */
     bc_syncwarp();
+    if (tev && gt == 0)
+        RES_TRACE(sync, res_ctl_of(g, base)->word, 30u);
     const bc_resident_gemv *gv = (const bc_resident_gemv *)opaddr;
     const uint64_t a = gv->a, b = gv->b;
     const uint32_t lda = gv->lda, ldb = gv->ldb, k = gv->k;
@@ -59,11 +63,15 @@ BC_DEVICE void res_gemv_item(sm90_shape g, const res_info_s *op, uint64_t opaddr
         gemv_steps_resident_of(&w, acc, G.nt, G.q > 8u, g.cons == 1u, 1);
     else
         gemv_steps_resident_of(&w, acc, G.nt, G.q > 8u, g.cons == 1u, 0);
+    if (tev && gt == 0) /* warp 0's loads landed (its mma need them) */
+        RES_TRACE(sync, res_ctl_of(g, base)->word, tev + 3u);
     if (bc_tid_x() == BC_SM90_PRODUCER_THREADS)
         bc_bulk_wait_read_all(); /* the last tile's TMA stores are done reading the staging buffers */
     bc_bar_sync_divergent(RES_BAR_GEMV, BC_GEMV_THREADS); /* ... and every thread has read the item before's partials */
     gemv_store_part(&G, part, &w, acc, gt % 32u);
     bc_bar_sync_divergent(RES_BAR_GEMV, BC_GEMV_THREADS);
+    if (tev && gt == 0) /* every warp's partials in shared memory */
+        RES_TRACE(sync, res_ctl_of(g, base)->word, tev + 5u);
     const bc_epi *e = (const bc_epi *)op;
     const uint32_t outs = G.cols * 16u, r0 = grp * G.cols;
     if (ns == 1u) {

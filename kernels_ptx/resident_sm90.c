@@ -116,8 +116,10 @@ _Static_assert(__builtin_offsetof(bc_resident_opinfo, d) == __builtin_offsetof(b
  * this CTA for one step in eight, after the sync block (resident_abi.h).
  * Events: 0 the step seen, 1 the consumers released, 2 + 6p.. 7 + 6p
  * phase p (barrier entered, stores published, barrier left, first stage
- * landed, first tile done, its loads issued; phases past the fourth share
- * the fourth's), 26-28 the step's end (published, arrived, all arrived). */
+ * landed, first tile done, its loads issued; for a GEMV item: warp 0's
+ * loads landed, the item done, the partials in shared memory; phases past
+ * the fourth share the fourth's), 26-28 the step's end (published,
+ * arrived, all arrived). */
 #ifdef BC_RES_TRACE
 BC_DEVICE void res_trace(uint64_t sync, uint64_t step, uint32_t ev)
 {
@@ -217,8 +219,10 @@ BC_DEVICE void res_grid_sync(res_ctl_s *ctl, uint64_t sync, uint32_t tev, uint32
         RES_TRACE(sync, ctl->word, tev + 2u);
     }
     bc_syncthreads_divergent();
-    if (tid == 0)
+    if (tid == 0) {
         bc_fence_proxy_async_global(); /* the TMA loads below read what other CTAs wrote */
+        RES_TRACE(sync, ctl->word, 31u);
+    }
 }
 
 /* The step's end: every CTA arrives; CTA 0 waits for all of them and
@@ -436,8 +440,15 @@ BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, con
         const res_info_s *op = res_info(g, base, j);
         const uint32_t it = t - op->tile0;
         if (op->kind == BC_RESIDENT_OP_GEMV) { /* eight warps' (resident_gemv.c) */
+#ifdef BC_RES_TRACE_TWICE /* diagnostic builds: a whole first item run twice, the stamps the second run's */
+            if (first && op->split == 1 && RES_RUNS_GEMV(g) && tid >= gt0 && tid < gt0 + BC_GEMV_THREADS)
+                res_gemv_item(g, op, program + (uint64_t)j * sizeof(bc_resident_op), it, base, sync, tid - gt0, tev);
+#endif
             if (RES_RUNS_GEMV(g) && tid >= gt0 && tid < gt0 + BC_GEMV_THREADS)
-                res_gemv_item(g, op, program + (uint64_t)j * sizeof(bc_resident_op), it, base, sync, tid - gt0);
+                res_gemv_item(g, op, program + (uint64_t)j * sizeof(bc_resident_op), it, base, sync, tid - gt0,
+                              first ? tev : 0u);
+            if (first && tid == gt0)
+                RES_TRACE(sync, res_ctl_of(g, base)->word, tev + 4u);
             continue;
         }
         if (wg == 0 && tid >= 32u) /* the producer's other warps (one-warpgroup kernels): GEMV items only */
@@ -488,8 +499,10 @@ BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, con
 BC_DEVICE void res_step(sm90_shape g, uint64_t program, uint32_t base, uint32_t nops, uint64_t sync, res_state *s,
                         res_ctl_s *ctl, uint32_t tid)
 {
-    if (tid == 0) /* the loads below read what the host copied in, or the last step stored */
+    if (tid == 0) { /* the loads below read what the host copied in, or the last step stored */
         bc_fence_proxy_async_global();
+        RES_TRACE(sync, ctl->word, 29u);
+    }
     for (uint32_t p = 0, j0 = 0, tev = 2u; j0 < nops; p++, tev = tev < 20u ? tev + 6u : tev) {
         const res_phase_s *ph = res_phase_of(g, base, p);
         const uint32_t j1 = ph->j1;

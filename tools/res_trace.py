@@ -8,7 +8,8 @@ after the first; phases past the fourth share p3)."""
 import struct, sys, statistics as st
 
 EVENTS = 32
-NAMES = {0: 'seen', 1: 'cons_start', 26: 'fin_pub', 27: 'fin_arrive', 28: 'all_arrived'}
+NAMES = {0: 'seen', 1: 'cons_start', 26: 'fin_pub', 27: 'fin_arrive', 28: 'all_arrived', 29: 'step_fenced',
+         30: 'gemv_entered', 31: 'b_fenced'}
 for p in range(4):
     for i, n in enumerate(['b_enter', 'pub', 'b_exit', 'first_full', 'tile_done', 'prod_issued']):
         NAMES[2 + 6 * p + i] = f'p{p}.{n}'
