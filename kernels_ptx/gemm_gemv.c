@@ -25,8 +25,7 @@
  *     epilogue.h's math.
  *
  * The resident executor runs a GEMV plan's CTAs as work items with the same
- * geometry, step loop and sums (resident_gemv.c), its loads through L2 and
- * more steps in flight a warp.
+ * geometry, step loop and sums (resident_gemv.c), its loads through L2.
  *
  * Determinism: the grid, the cluster, the warps' K slices and every order
  * of addition are fixed by the plan, never by timing; no atomics. C may
@@ -189,11 +188,13 @@ BC_DEVICE void gemv_steps_of(const gemv_lane *w, float (*acc)[4], uint32_t nt, u
         gemv_steps(w, acc, 1u, 4u, 0u, f16);
 }
 
-/* The resident executor's step loop (coh loads): eight warps a CTA and one
- * CTA an SM against the launch's two, so twice the launch's steps in flight
- * a warp (un) where the kernel has the registers, then groups of 4 and 2
- * down the slice's rest, so that a warp's few steps still leave together. Every accumulator takes its steps
- * in order, however they are grouped: the launch's sums. */
+/* The resident executor's step loop (coh loads): the launch's groups of
+ * un steps (gemv_steps_of's), then a group of 2 down the slice's rest where
+ * un is 4, so that a warp's few steps still leave together. Every
+ * accumulator takes its steps in order, however they are grouped: the
+ * launch's sums. (Twice the launch's steps in flight a warp measured no
+ * faster on single layers and ~0.5 us slower on the MLP policy:
+ * kernels_ptx/PERF_NOTES.md, change 89.) */
 BC_DEVICE void gemv_steps_resident(const gemv_lane *w, float (*acc)[4], const uint32_t nt, const uint32_t un,
                                    const uint32_t hi, const int f16)
 {
@@ -202,10 +203,6 @@ BC_DEVICE void gemv_steps_resident(const gemv_lane *w, float (*acc)[4], const ui
 #pragma unroll 1
     for (; s + un <= full; s += un)
         gemv_group(w, acc, s, nt, un, hi, 0u, 1, f16);
-    if (un > 4u && s + 4u <= full) {
-        gemv_group(w, acc, s, nt, 4u, hi, 0u, 1, f16);
-        s += 4u;
-    }
     if (un > 2u && s + 2u <= full) {
         gemv_group(w, acc, s, nt, 2u, hi, 0u, 1, f16);
         s += 2u;
@@ -215,16 +212,15 @@ BC_DEVICE void gemv_steps_resident(const gemv_lane *w, float (*acc)[4], const ui
         gemv_group(w, acc, s, nt, 1u, hi, 1u, 1, f16);
 }
 
-/* deep 0: the launch's steps in flight (128x64's resident kernel, where twice them made ptxas spill) */
-BC_DEVICE void gemv_steps_resident_of(const gemv_lane *w, float (*acc)[4], uint32_t nt, uint32_t hi, const int deep,
-                                      const int f16)
+/* The resident step loop for this problem: gemv_steps_of's groups. */
+BC_DEVICE void gemv_steps_resident_of(const gemv_lane *w, float (*acc)[4], uint32_t nt, uint32_t hi, const int f16)
 {
     if (nt == 2u)
-        gemv_steps_resident(w, acc, 2u, deep ? 4u : 2u, 1u, f16);
+        gemv_steps_resident(w, acc, 2u, 2u, 1u, f16);
     else if (hi)
-        gemv_steps_resident(w, acc, 1u, deep ? 8u : 4u, 1u, f16);
+        gemv_steps_resident(w, acc, 1u, 4u, 1u, f16);
     else
-        gemv_steps_resident(w, acc, 1u, deep ? 8u : 4u, 0u, f16);
+        gemv_steps_resident(w, acc, 1u, 4u, 0u, f16);
 }
 
 /* Shared memory: [K group][column][row 0..15] f32, the groups' partials
