@@ -20,6 +20,7 @@
 // with atom.acq_rel.gpu and the one that brings it to the total stores the
 // completion word.
 #include <cuda_runtime.h>
+#include "probe_ck.h"
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,15 +28,6 @@
 #include <time.h>
 #include <algorithm>
 #include <vector>
-
-#define CK(x)                                                                                          \
-    do {                                                                                               \
-        cudaError_t e_ = (x);                                                                          \
-        if (e_ != cudaSuccess) {                                                                       \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));       \
-            exit(1);                                                                                   \
-        }                                                                                              \
-    } while (0)
 
 __device__ __forceinline__ uint64_t ld_acq_sys(const uint64_t *p)
 {
