@@ -25,7 +25,7 @@
  *     epilogue.h's math.
  *
  * The resident executor runs a GEMV plan's CTAs as work items with the same
- * geometry, step loop and sums (resident_gemv.c), its loads through L2.
+ * geometry, steps and sums (resident_gemv.c), its loads through L2.
  *
  * Determinism: the grid, the cluster, the warps' K slices and every order
  * of addition are fixed by the plan, never by timing; no atomics. C may
@@ -193,8 +193,8 @@ BC_DEVICE void gemv_steps_of(const gemv_lane *w, float (*acc)[4], uint32_t nt, u
  * un is 4, so that a warp's few steps still leave together. Every
  * accumulator takes its steps in order, however they are grouped: the
  * launch's sums. (Twice the launch's steps in flight a warp measured no
- * faster on single layers and ~0.5 us slower on the MLP policy:
- * kernels_ptx/PERF_NOTES.md, change 89.) */
+ * faster on single layers and ~0.5 us slower on the MLP policy, in one
+ * run that ran it first: kernels_ptx/PERF_NOTES.md, change 89.) */
 BC_DEVICE void gemv_steps_resident(const gemv_lane *w, float (*acc)[4], const uint32_t nt, const uint32_t un,
                                    const uint32_t hi, const int f16)
 {

@@ -119,7 +119,12 @@ _Static_assert(__builtin_offsetof(bc_resident_opinfo, d) == __builtin_offsetof(b
  * landed, first tile done, its loads issued; for a GEMV item: warp 0's
  * loads landed, the item done, the partials in shared memory; phases past
  * the fourth share the fourth's), 26-28 the step's end (published,
- * arrived, all arrived). */
+ * arrived, all arrived), 29 the step's proxy fence done, 30 a phase's
+ * first GEMV item entered and 31 a barrier's proxy fence done (the
+ * step's last such item and barrier: later ones overwrite). */
+#if defined(BC_RES_TRACE_TWICE) && !defined(BC_RES_TRACE)
+#error "BC_RES_TRACE_TWICE doubles GEMV work for the trace's stamps: a BC_RES_TRACE build only"
+#endif
 #ifdef BC_RES_TRACE
 BC_DEVICE void res_trace(uint64_t sync, uint64_t step, uint32_t ev)
 {
@@ -440,8 +445,10 @@ BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, con
         const res_info_s *op = res_info(g, base, j);
         const uint32_t it = t - op->tile0;
         if (op->kind == BC_RESIDENT_OP_GEMV) { /* eight warps' (resident_gemv.c) */
-#ifdef BC_RES_TRACE_TWICE /* diagnostic builds: a whole first item run twice, the stamps the second run's */
-            if (first && op->split == 1 && RES_RUNS_GEMV(g) && tid >= gt0 && tid < gt0 + BC_GEMV_THREADS)
+#ifdef BC_RES_TRACE_TWICE /* diagnostic builds: a whole first item run twice, the stamps the second run's (not
+                            where its second run would read its first's D as C) */
+            if (first && op->split == 1 && (op->beta == 0.0f || op->c != op->d) && RES_RUNS_GEMV(g) && tid >= gt0 &&
+                tid < gt0 + BC_GEMV_THREADS)
                 res_gemv_item(g, op, program + (uint64_t)j * sizeof(bc_resident_op), it, base, sync, tid - gt0, tev);
 #endif
             if (RES_RUNS_GEMV(g) && tid >= gt0 && tid < gt0 + BC_GEMV_THREADS)

@@ -10,8 +10,9 @@ import struct, sys, statistics as st
 EVENTS = 32
 NAMES = {0: 'seen', 1: 'cons_start', 26: 'fin_pub', 27: 'fin_arrive', 28: 'all_arrived', 29: 'step_fenced',
          30: 'gemv_entered', 31: 'b_fenced'}
+# a phase's first work item: a tile's name | a GEMV item's (the median mixes them where both kinds start a phase)
 for p in range(4):
-    for i, n in enumerate(['b_enter', 'pub', 'b_exit', 'first_full', 'tile_done', 'prod_issued']):
+    for i, n in enumerate(['b_enter', 'pub', 'b_exit', 'first_full|loads', 'tile_done|done', 'prod_issued|parts']):
         NAMES[2 + 6 * p + i] = f'p{p}.{n}'
 REC = 16 + 256 + 8 * 132 * EVENTS * 16  # header (magic, grid, ops, 0), sync block, stamps
 
@@ -41,7 +42,7 @@ def main(path):
                 if gt and c0:
                     cyc.setdefault((c, e), []).append(clk - c0)
     print(f'{path}: grid {grid} ops {hdr[2]} records {nrec}')
-    print(f'{"event":16s} {"cta0":>8s} {"median":>8s} {"min":>8s} {"max":>8s} {"n":>4s}   cyc(cta0) cyc(cta1)')
+    print(f'{"event":22s} {"cta0":>8s} {"median":>8s} {"min":>8s} {"max":>8s} {"n":>4s}   cyc(cta0) cyc(cta1)')
     for e in sorted(rows, key=lambda e: st.median([x[2] for x in rows[e]])):
         r = rows[e]
         def f(i):
@@ -49,7 +50,7 @@ def main(path):
             return st.median(v) if v else float('nan')
         c0 = st.median(cyc[(0, e)]) if (0, e) in cyc else float('nan')
         c1 = st.median(cyc[(1, e)]) if (1, e) in cyc else float('nan')
-        print(f'{NAMES.get(e, e):16s} {f(0):8.0f} {f(2):8.0f} {f(3):8.0f} {f(1):8.0f} {r[0][4]:4d}   {c0:9.0f} {c1:9.0f}')
+        print(f'{NAMES.get(e, e):22s} {f(0):8.0f} {f(2):8.0f} {f(3):8.0f} {f(1):8.0f} {r[0][4]:4d}   {c0:9.0f} {c1:9.0f}')
 
 
 for p in sys.argv[1:]:

@@ -10,15 +10,16 @@
 #   sh tools/res_trace.sh
 #   BC_RES_TRACE_FILE=t.bin build-trace/build/bin/barecuda latency --resident --mlp 16:256,1024,1024,64
 #   python3 tools/res_trace.py t.bin
-# TRACE_FLAGS adds kernel flags: "-DBC_RES_TRACE_TWICE " runs a CTA's first
+# TRACE_FLAGS adds kernel flags: -DBC_RES_TRACE_TWICE runs a CTA's first
 # whole GEMV item of each phase twice, stamping the second run (what the
 # item costs with its code and operands cached).
 set -e
 out=build-trace
 rm -rf "$out" && mkdir -p "$out"
 git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$out"
-sed -i -e 's|^cflags = |cflags = -DBC_RES_TRACE |' -e "s|^devflags = |devflags = -DBC_RES_TRACE ${TRACE_FLAGS:-}|" "$out/build.ninja"
+sed -i -e 's|^cflags = |cflags = -DBC_RES_TRACE |' -e "s|^devflags = |devflags = -DBC_RES_TRACE ${TRACE_FLAGS:+$TRACE_FLAGS }|" "$out/build.ninja"
 # the stamps take registers: a diagnostic build may spill (reported, not refused)
 sed -i 's| && sh tools/check_ptxas.sh $out.ptxas.txt||' "$out/build.ninja"
 (cd "$out" && ninja build/bin/barecuda)
-grep -h "spill stores" "$out"/build/kernels/sm90a_groups.cubin.ptxas.txt | sort | uniq -c
+awk '/Function properties for/ { f = $NF } /spill stores/ { print "res_trace: " f ": " $0 }' \
+    "$out"/build/kernels/sm90a_groups.cubin.ptxas.txt

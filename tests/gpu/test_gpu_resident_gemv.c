@@ -100,8 +100,8 @@ static void run_chain(gpu_env *env, link *k, int n, uint32_t sm_count, int steps
     CHECK_BC(bc_stream_wait(env->s, 5 * SEC));
     for (int i = 0; i < n; i++)
         CHECK_BC(bc_memcpy_dtoh(env->dev, k[i].want, k[i].d.d, k[i].bytes));
-    bc_gemm_plan *plans[16]; /* the executor's most operations */
-    assert_true(n <= 16);
+    bc_gemm_plan *plans[BC_RESIDENT_MAX_OPERATIONS];
+    assert_true(n <= BC_RESIDENT_MAX_OPERATIONS);
     for (int i = 0; i < n; i++)
         plans[i] = k[i].plan;
     bc_resident_config cfg;

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 __device__ __forceinline__ uint64_t ld_acq_sys(const uint64_t *p)
@@ -66,7 +67,7 @@ __device__ __forceinline__ uint64_t clk(void)
     return c;
 }
 
-// sync[0]: the handed-on step word; sync[8]: the arrival counter
+// sync[0]: the handed-on step word; sync[16]: the arrival counter, on its own 128-byte line (as the executor's)
 __global__ void k_resident(const uint64_t *db, uint64_t *done, uint64_t *sync, int pollers, int all, int last,
                            uint32_t rt_cycles, uint64_t steps)
 {
@@ -99,12 +100,12 @@ __global__ void k_resident(const uint64_t *db, uint64_t *done, uint64_t *sync, i
         if (threadIdx.x == 0) {
             const uint64_t target = s * gridDim.x;
             if (last) {
-                if (atom_ar_gpu(sync + 8) + 1 == target)
+                if (atom_ar_gpu(sync + 16) + 1 == target)
                     st_rel_sys(done, s);
             } else {
-                red_rel_gpu(sync + 8);
+                red_rel_gpu(sync + 16);
                 if (blockIdx.x == 0) {
-                    while (ld_acq_gpu(sync + 8) < target) {
+                    while (ld_acq_gpu(sync + 16) < target) {
                     }
                     st_rel_sys(done, s);
                 }
@@ -112,6 +113,8 @@ __global__ void k_resident(const uint64_t *db, uint64_t *done, uint64_t *sync, i
         }
     }
 }
+
+#define WARMUP 200 /* steps rung before the kept ones, as barecuda latency's default warm-up */
 
 static double now_ns(void)
 {
@@ -127,19 +130,21 @@ static void run(const char *name, int grid, int pollers, int all, int last, uint
     *(volatile uint64_t *)h_done = 0;
     CK(cudaMemset(d_sync, 0, 256));
     CK(cudaDeviceSynchronize());
-    k_resident<<<grid, 256>>>(d_db, d_done, d_sync, pollers, all, last, rt_cycles, (uint64_t)steps);
+    k_resident<<<grid, 256>>>(d_db, d_done, d_sync, pollers, all, last, rt_cycles, (uint64_t)(WARMUP + steps));
     CK(cudaGetLastError());
     std::vector<double> t(steps);
-    for (int i = 1; i <= steps; i++) {
+    for (int i = 1; i <= WARMUP + steps; i++) { /* the first WARMUP steps are not kept (the kernel's start) */
         const double a = now_ns();
         __atomic_store_n(h_db, (uint64_t)i, __ATOMIC_RELEASE);
         while (__atomic_load_n(h_done, __ATOMIC_ACQUIRE) != (uint64_t)i) {
         }
-        t[i - 1] = (now_ns() - a) / 1000.0;
+        if (i > WARMUP)
+            t[i - WARMUP - 1] = (now_ns() - a) / 1000.0;
     }
     CK(cudaDeviceSynchronize());
     std::sort(t.begin(), t.end());
-    auto q = [&](double f) { return t[std::min((size_t)(f * steps), (size_t)steps - 1)]; };
+    /* nearest rank, as barecuda latency reports them (tools/cli/stats.c) */
+    auto q = [&](double f) { return t[(size_t)std::max(1.0, std::ceil(f * steps)) - 1]; };
     printf("%-34s grid %3d pollers %d: p50 %6.2f p90 %6.2f p99 %6.2f p99.9 %6.2f max %7.2f us\n", name, grid, pollers,
            q(0.5), q(0.9), q(0.99), q(0.999), t[steps - 1]);
     fflush(stdout);
@@ -148,11 +153,16 @@ static void run(const char *name, int grid, int pollers, int all, int last, uint
 int main(int argc, char **argv)
 {
     const int steps = argc > 1 ? atoi(argv[1]) : 10000;
+    if (steps < 1) {
+        fprintf(stderr, "doorbell_probe: steps must be at least 1\n");
+        return 2;
+    }
     const int cpu = argc > 2 ? atoi(argv[2]) : 3;
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
-    sched_setaffinity(0, sizeof(set), &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0)
+        perror("doorbell_probe: sched_setaffinity (the thread is not pinned)");
     CK(cudaSetDeviceFlags(cudaDeviceScheduleSpin | cudaDeviceMapHost));
     int sms = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));

@@ -28,12 +28,13 @@ __device__ __forceinline__ uint64_t ld(const uint64_t *p, int kind)
     return v;
 }
 
-// buf holds a chain: buf[i] = index of the next element (a random cycle over lines of 128 bytes)
-__global__ void k_chase(const uint64_t *buf, int kind, int hops, uint64_t *out)
+// buf holds a chain over its first n lines: buf[i] = index of the next element (a random cycle over lines of
+// 128 bytes)
+__global__ void k_chase(const uint64_t *buf, uint32_t n, int kind, int hops, uint64_t *out)
 {
     if (threadIdx.x != 0)
         return;
-    uint64_t i = (uint64_t)blockIdx.x * 16; /* each CTA starts elsewhere on the cycle */
+    uint64_t i = (uint64_t)(blockIdx.x % n) * 16; /* each CTA starts elsewhere on the cycle (inside it) */
     for (int h = 0; h < 64; h++) /* warm: the lines into L2 (and L1 for ca) */
         i = ld(buf + i, kind);
     const uint64_t t0 = clock64();
@@ -77,7 +78,7 @@ int main(void)
         for (int kind = 0; kind < 4; kind++)
             for (int grid = 1; grid <= 128; grid *= 128) {
                 const int hops = 2000;
-                k_chase<<<grid, 32>>>(d, kind, hops, out);
+                k_chase<<<grid, 32>>>(d, (uint32_t)n, kind, hops, out);
                 CK(cudaDeviceSynchronize());
                 CK(cudaMemcpy(ho, out, 256 * 8, cudaMemcpyDeviceToHost));
                 double sum = 0, mx = 0;
