@@ -159,68 +159,44 @@ BC_DEVICE void gemv_group(const gemv_lane *w, float (*acc)[4], uint32_t s, const
     }
 }
 
-/* The launch's step loop (read-only loads): acc[j] += the steps [s0, s1)
- * of this lane's chunks, whole groups of un steps while every lane's
- * chunks lie inside K, then the rest a step at a time. */
+/* acc[j] += the steps [s0, s1) of this lane's chunks: whole groups of un
+ * steps while every lane's chunks lie inside K, then the rest a step at a
+ * time. coh (compile-time): the resident executor's loads through L2
+ * (gemv_ld), and there a group of 2 down the slice's rest where un is 4, so
+ * that a warp's few steps still leave together. Every accumulator takes its
+ * steps in order, however they are grouped: the launch's sums. (Twice the
+ * launch's steps in flight a warp in the executor measured no faster on
+ * single layers and ~0.5 us slower on the MLP policy, in one run that ran
+ * it first: kernels_ptx/PERF_NOTES.md, change 89.) */
 BC_DEVICE void gemv_steps(const gemv_lane *w, float (*acc)[4], const uint32_t nt, const uint32_t un,
-                          const uint32_t hi, const int f16)
+                          const uint32_t hi, const int coh, const int f16)
 {
     const uint32_t full = w->s1 < w->s_full ? w->s1 : w->s_full;
     uint32_t s = w->s0;
 #pragma unroll 1
     for (; s + un <= full; s += un)
-        gemv_group(w, acc, s, nt, un, hi, 0u, 0, f16);
+        gemv_group(w, acc, s, nt, un, hi, 0u, coh, f16);
+    if (coh && un > 2u && s + 2u <= full) {
+        gemv_group(w, acc, s, nt, 2u, hi, 0u, coh, f16);
+        s += 2u;
+    }
 #pragma unroll 1
     for (; s < w->s1; s++)
-        gemv_group(w, acc, s, nt, 1u, hi, 1u, 0, f16);
+        gemv_group(w, acc, s, nt, 1u, hi, 1u, coh, f16);
 }
 
 /* The step loop for this problem: one group and four steps in flight, or,
  * for smaller sides past 8 rows (twice the smaller side's loads a step),
  * two groups of two steps where the grid has them. */
-BC_DEVICE void gemv_steps_of(const gemv_lane *w, float (*acc)[4], uint32_t nt, uint32_t hi, const int f16)
+BC_DEVICE void gemv_steps_of(const gemv_lane *w, float (*acc)[4], uint32_t nt, uint32_t hi, const int coh,
+                             const int f16)
 {
     if (nt == 2u)
-        gemv_steps(w, acc, 2u, 2u, 1u, f16);
+        gemv_steps(w, acc, 2u, 2u, 1u, coh, f16);
     else if (hi)
-        gemv_steps(w, acc, 1u, 4u, 1u, f16);
+        gemv_steps(w, acc, 1u, 4u, 1u, coh, f16);
     else
-        gemv_steps(w, acc, 1u, 4u, 0u, f16);
-}
-
-/* The resident executor's step loop (coh loads): the launch's groups of
- * un steps (gemv_steps_of's), then a group of 2 down the slice's rest where
- * un is 4, so that a warp's few steps still leave together. Every
- * accumulator takes its steps in order, however they are grouped: the
- * launch's sums. (Twice the launch's steps in flight a warp measured no
- * faster on single layers and ~0.5 us slower on the MLP policy, in one
- * run that ran it first: kernels_ptx/PERF_NOTES.md, change 89.) */
-BC_DEVICE void gemv_steps_resident(const gemv_lane *w, float (*acc)[4], const uint32_t nt, const uint32_t un,
-                                   const uint32_t hi, const int f16)
-{
-    const uint32_t full = w->s1 < w->s_full ? w->s1 : w->s_full;
-    uint32_t s = w->s0;
-#pragma unroll 1
-    for (; s + un <= full; s += un)
-        gemv_group(w, acc, s, nt, un, hi, 0u, 1, f16);
-    if (un > 2u && s + 2u <= full) {
-        gemv_group(w, acc, s, nt, 2u, hi, 0u, 1, f16);
-        s += 2u;
-    }
-#pragma unroll 1
-    for (; s < w->s1; s++)
-        gemv_group(w, acc, s, nt, 1u, hi, 1u, 1, f16);
-}
-
-/* The resident step loop for this problem: gemv_steps_of's groups. */
-BC_DEVICE void gemv_steps_resident_of(const gemv_lane *w, float (*acc)[4], uint32_t nt, uint32_t hi, const int f16)
-{
-    if (nt == 2u)
-        gemv_steps_resident(w, acc, 2u, 2u, 1u, f16);
-    else if (hi)
-        gemv_steps_resident(w, acc, 1u, 4u, 1u, f16);
-    else
-        gemv_steps_resident(w, acc, 1u, 4u, 0u, f16);
+        gemv_steps(w, acc, 1u, 4u, 0u, coh, f16);
 }
 
 /* Shared memory: [K group][column][row 0..15] f32, the groups' partials
@@ -281,9 +257,9 @@ BC_DEVICE void gemv_gemm(const bc_gemm_params *p)
     bc_griddep_wait();
 
     if (p->ab_type == 1u)
-        gemv_steps_of(&w, acc, G.nt, G.q > 8u, 1);
+        gemv_steps_of(&w, acc, G.nt, G.q > 8u, 0, 1);
     else
-        gemv_steps_of(&w, acc, G.nt, G.q > 8u, 0);
+        gemv_steps_of(&w, acc, G.nt, G.q > 8u, 0, 0);
     /* the next kernel may launch once every CTA is past its loads (here rather than before the loop:
      * measured no worse, kernels_ptx/PERF_NOTES.md change 87) */
     bc_griddep_launch_dependents();

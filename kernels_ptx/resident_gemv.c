@@ -59,9 +59,9 @@ BC_DEVICE void res_gemv_item(sm90_shape g, const res_info_s *op, uint64_t opaddr
     const uint32_t part = sm90_epi_buf(g, base, 0);
     float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
     if (op->ab_type == 1u)
-        gemv_steps_resident_of(&w, acc, G.nt, G.q > 8u, 1);
+        gemv_steps_of(&w, acc, G.nt, G.q > 8u, 1, 1);
     else
-        gemv_steps_resident_of(&w, acc, G.nt, G.q > 8u, 0);
+        gemv_steps_of(&w, acc, G.nt, G.q > 8u, 1, 0);
     if (tev && gt == 0) /* warp 0's loads landed (its mma need them) */
         RES_TRACE(sync, res_ctl_of(g, base)->word, tev + 3u);
     if (bc_tid_x() == BC_SM90_PRODUCER_THREADS)

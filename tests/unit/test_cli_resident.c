@@ -18,6 +18,14 @@
 #include "gemm_emu.h"
 #include "mlp.h"
 
+/* Runs `barecuda args...` into r; the test fails unless it exits 0. */
+static void run_ok(cli_capture *r, const char *const *args)
+{
+    cli_run_args(r, args);
+    if (r->rc != BC_EXIT_OK)
+        fail_msg("rc %d\nstdout: %s\nstderr: %s", r->rc, r->out, r->err);
+}
+
 static void has(const char *text, const char *needle)
 {
     if (strstr(text, needle) == NULL)
@@ -34,9 +42,7 @@ static void test_resident_beside_launches(void **state)
     const char *args[] = {"latency", "--shape", "16x32x64", "--runs", "100", "--warmup", "2", "--resident", "--io",
                           "--wait", "spin", "--sm-count", "3", "--spin-ns", "5000", "--csv", csv, "--svg", svg,
                           "--json", NULL};
-    cli_run_args(&r, args);
-    if (r.rc != BC_EXIT_OK)
-        fail_msg("rc %d\nstdout: %s\nstderr: %s", r.rc, r.out, r.err);
+    run_ok(&r, args);
     has(r.out, "\"resident_sm_count\":3,\"resident_operations\":1,\"resident_barriers\":0");
     has(r.out, "{\"mode\":\"resident\",\"policy\":\"spin\",\"what\":\"end_to_end\",\"call\":\"bc_resident_step\"");
     has(r.out, "{\"mode\":\"resident-memcpy\",\"policy\":\"spin\",\"what\":\"end_to_end\"");
@@ -67,9 +73,7 @@ static void test_mlp(void **state)
     cli_capture r;
     const char *args[] = {"latency", "--mlp", "16:64,128,32", "--runs", "50", "--warmup", "1", "--resident",
                           "--wait", "spin", NULL};
-    cli_run_args(&r, args);
-    if (r.rc != BC_EXIT_OK)
-        fail_msg("rc %d\nstdout: %s\nstderr: %s", r.rc, r.out, r.err);
+    run_ok(&r, args);
     has(r.out, "mlp 16:64,128,32 bf16 -> bf16");
     has(r.out, "resident executor: sm90_64x32m16, 4 CTAs (one per SM) held, 2 operations, 1 grid barriers per step");
     has(r.out, "resident / spin");
@@ -82,9 +86,7 @@ static void test_mlp(void **state)
     /* the rule's split-K plans run resident too: the control-loop policy's last layer */
     const char *split_args[] = {"latency", "--mlp", "16:256,1024,1024,64", "--runs", "20", "--warmup", "1",
                                 "--resident", "--mode", "graph", "--wait", "spin", "--json", NULL};
-    cli_run_args(&r, split_args);
-    if (r.rc != BC_EXIT_OK)
-        fail_msg("rc %d\nstdout: %s\nstderr: %s", r.rc, r.out, r.err);
+    run_ok(&r, split_args);
     has(r.out, "\"layer_plans\":\"sm90_64x32m16, sm90_64x32m16, sm90_64x32m16s/8\"");
     /* the last layer's 2 tiles x 8 partials of 16 x 32 f32; 32 work items a phase at most */
     has(r.out, "\"resident_sm_count\":32,\"resident_operations\":3,\"resident_barriers\":2,"
@@ -96,9 +98,7 @@ static void test_mlp(void **state)
      * widest), no partials */
     const char *gemv_args[] = {"latency", "--mlp", "16:256,1024,1024,64", "--config", "sm90_gemv", "--runs", "20",
                                "--warmup", "1", "--resident", "--mode", "graph", "--wait", "spin", "--json", NULL};
-    cli_run_args(&r, gemv_args);
-    if (r.rc != BC_EXIT_OK)
-        fail_msg("rc %d\nstdout: %s\nstderr: %s", r.rc, r.out, r.err);
+    run_ok(&r, gemv_args);
     has(r.out, "\"layer_plans\":\"sm90_gemv, sm90_gemv, sm90_gemv\"");
     has(r.out, "\"resident_sm_count\":128,\"resident_operations\":3,\"resident_barriers\":2,"
                "\"resident_partial_bytes\":0");
@@ -107,9 +107,7 @@ static void test_mlp(void **state)
     /* one split a layer: each plan takes its own, and the executor holds a CTA a work item of the largest phase */
     const char *layer_args[] = {"latency", "--mlp", "16:256,1024,1024,64", "--split", "4,4,2", "--runs", "20",
                                 "--warmup", "1", "--resident", "--mode", "graph", "--wait", "spin", "--json", NULL};
-    cli_run_args(&r, layer_args);
-    if (r.rc != BC_EXIT_OK)
-        fail_msg("rc %d\nstdout: %s\nstderr: %s", r.rc, r.out, r.err);
+    run_ok(&r, layer_args);
     has(r.out, "\"layer_plans\":\"sm90_64x32m16s/4, sm90_64x32m16s/4, sm90_64x32m16s/2\"");
     has(r.out, "\"resident_sm_count\":128,");
     cli_capture_free(&r);
