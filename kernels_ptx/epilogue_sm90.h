@@ -35,9 +35,8 @@
  *
  * Every path rounds once, from the same f32 expression
  * ((alpha * acc + beta * C) + bias, then ReLU), so they write the same bytes.
- * Tiles up to BC_SM90_PLAIN_MAX_BN columns also carry a copy of the staged
- * paths for plans without C, bias or ReLU, the expression's flag tests
- * compiled out (bc_sm90_epilogue).
+ * Every tile also carries a copy of the staged paths for plans without C,
+ * bias or ReLU, the expression's flag tests compiled out (bc_sm90_epilogue).
  *
  * The bias: tiles up to 64 columns wide load every bias word a thread
  * needs into registers before their main loop (bc_sm90_load_bias: at most
@@ -519,15 +518,12 @@ BC_DEVICE void bc_sm90_epi_threads(const bc_epi *e, const float *acc, const uint
     }
 }
 
-/* Tiles up to this many columns have a second copy of the staged paths
- * for plans without C, bias or ReLU ("plain"): the same expression with the
- * flag tests, the bias words and the C loads compiled out (kernels_ptx/
- * PERF_NOTES.md, change 69). Wider tiles keep one copy: their epilogue is a
- * smaller share of a tile, and a second copy costs registers. */
-#define BC_SM90_PLAIN_MAX_BN 64u
-
 /* One consumer's piece of a finished tile; pre: its bias words loaded
- * before the main loop (bc_sm90_load_bias), or NULL. */
+ * before the main loop (bc_sm90_load_bias), or NULL. Plans without C, bias
+ * or ReLU ("plain") take a second copy of the staged paths with the flag
+ * tests, the bias words and the C loads compiled out: about 8 instructions
+ * a pair of outputs instead of about 26 (kernels_ptx/PERF_NOTES.md, changes
+ * 69 and 90). Every tile has it; no kernel spills with it. */
 BC_DEVICE void bc_sm90_epilogue(const bc_epi *e, const float *acc, const uint32_t bn, int out_t,
                                 const bc_sm90_epi_at *at, uint32_t *seq, const uint32_t *pre)
 {
@@ -537,7 +533,7 @@ BC_DEVICE void bc_sm90_epilogue(const bc_epi *e, const float *acc, const uint32_
             bc_sm90_epi_threads(e, acc, bn, 4, out_t, at, seq);
         else
             bc_sm90_epi_threads(e, acc, bn, 2, out_t, at, seq);
-    } else if (bn <= BC_SM90_PLAIN_MAX_BN && !(e->flags & (BC_GEMM_F_C_SMEM | BC_GEMM_F_BIAS | BC_GEMM_F_RELU))) {
+    } else if (!(e->flags & (BC_GEMM_F_C_SMEM | BC_GEMM_F_BIAS | BC_GEMM_F_RELU))) {
         if (out_t == BC_OUT_F32)
             bc_sm90_epi_staged(e, acc, bn, 4, out_t, at, seq, tma, pre, 1);
         else

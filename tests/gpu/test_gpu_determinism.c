@@ -8,7 +8,7 @@
  * are not 16-byte multiples (the copy-out store path), a skinny-M plan, the
  * dense-row kernels (short packed rows of A copied as they lie), the
  * multicast twins (pairs of CTAs sharing B's loads, and blocks of 2 x 2
- * sharing A's and B's), the narrow tiles' plain staging (no C, bias or
+ * sharing A's and B's), the tiles' plain staging (no C, bias or
  * ReLU) and the portable mma.sync family, named. BC_TEST_QUICK=1 runs 100
  * launches. */
 #include <stdint.h>
@@ -217,10 +217,10 @@ static void test_same_bytes_skinny_under_load(void **state)
     same_bytes_under_load(env, 15473, 2, 152, "sm90_gemv", 0, 0.5f);
 }
 
-/* Plans without C, bias or ReLU on tiles up to 64 columns: their epilogue's
- * plain staging, through the TMA store and the rotated copy-out (D rows of
- * 2048 and 2047 elements; 1001 on the narrow tile), the dense-row kernel
- * and the 2 x 2 multicast twin. */
+/* Plans without C, bias or ReLU: the epilogue's plain staging, through the
+ * TMA store and the rotated copy-out (D rows of 2048 and 2047 elements;
+ * 1001 on the narrow tile; 2047 on 128x128), the dense-row kernel, the
+ * 2 x 2 multicast twin, the wide tiles and 128x128's pair twin. */
 static void test_same_bytes_plain_under_load(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
@@ -233,6 +233,12 @@ static void test_same_bytes_plain_under_load(void **state)
     same_bytes_under_load(env, 300, 1001, 512, "sm90_64x32", 0, 0.0f);
     expect_kernel = "bc_gemm_sm90_128x64m";
     same_bytes_under_load(env, 505, 1380, 4424, "sm90_128x64", 0, 0.0f);
+    expect_kernel = NULL;
+    same_bytes_under_load(env, 1000, 2047, 64, "sm90_128x128", 0, 0.0f);
+    same_bytes_under_load(env, 1000, 2048, 320, "sm90_128x256", 0, 0.0f);
+    same_bytes_under_load(env, 56, 10928, 3088, "sm90_64x256", 0, 0.0f);
+    expect_kernel = "bc_gemm_sm90_128x128m";
+    same_bytes_under_load(env, 1100, 1200, 1000, "sm90_128x128", 0, 0.0f);
     expect_kernel = NULL;
     plain_epilogue = 0;
 }

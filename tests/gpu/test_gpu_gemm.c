@@ -82,7 +82,7 @@ static void test_gemm_every_config(void **state)
  *   C through the ring + copy-out (D rows not: cd_pad 1, C padded back),
  *   C read by the epilogue + thread stores (C rows not 16-byte multiples),
  *   copy-out without C (D rows not 16-byte multiples),
- *   TMA store without C, bias or ReLU (the narrow tiles' plain staging). */
+ *   TMA store without C, bias or ReLU (every tile's plain staging). */
 static void test_gemm_epilogue_paths(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
@@ -103,7 +103,7 @@ static void test_gemm_epilogue_paths(void **state)
                     {m, n, k, BC_DTYPE_F16, t, 1.0f, 2.0f, 1, 0, 0, 0, configs[c], 1, align + 1, per16 - 1},
                     {m, n, k, BC_DTYPE_BF16, t, 1.0f, 1.0f, 0, 1, 0, 0, configs[c], 1, align, 1},
                     {m, n, k, BC_DTYPE_F16, t, 1.5f, 0.0f, 1, 1, 0, 0, configs[c], 1, align + 1, 0},
-                    /* no C, bias or ReLU: the tiles up to 64 columns wide take their plain staging */
+                    /* no C, bias or ReLU: every tile takes its plain staging */
                     {m, n, k, BC_DTYPE_F16, t, 1.25f, 0.0f, 0, 0, 0, 0, configs[c], 1, align, 0},
                 };
                 for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -118,7 +118,7 @@ static void test_gemm_epilogue_paths(void **state)
  * can take (and the skinny ones at M <= 16), on N that ends a row 6 or 2
  * bytes into an 8-byte word (N % 4 == 3 or 1), each output type, without C
  * and with C through the ring (C rows padded to 16 bytes), and without C,
- * bias or ReLU (the narrow tiles' plain staging). */
+ * bias or ReLU (every tile's plain staging). */
 static void test_gemm_copyout_pitches(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
@@ -150,6 +150,51 @@ static void test_gemm_copyout_pitches(void **state)
                     for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++)
                         run_case(env, &cases[q]);
                 }
+            }
+}
+
+/* The plain staging writes the bytes of the general one: a plan without C,
+ * bias or ReLU against the same plan with a bias of +0.0 in every column
+ * (the general path; the same f32 expression, rounded once), on every
+ * whole-tile configuration, D rows on and off 16 bytes, each output type.
+ * The plan with the bias is also checked against the reference. */
+static void test_gemm_plain_same_bytes(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    static const char *const configs[] = {"sm90_128x256", "sm90_128x128", "sm90_128x64", "sm90_64x32",
+                                          "sm90_128x64t", "sm90_64x32t",  "sm90_64x256"};
+    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++)
+        for (int dt = BC_DTYPE_BF16; dt <= BC_DTYPE_F32; dt++)
+            for (int64_t cd = 0; cd < 2; cd++) {
+                const int64_t per16 = dt == BC_DTYPE_F32 ? 4 : 8, n = 2 * per16 * 33; /* rows on 16 bytes */
+                const gcase gc = {200, n, 136, BC_DTYPE_BF16, (bc_dtype)dt, 0.75f, 0.0f, 1, 0, 0, 0, configs[c],
+                                  1, cd, 0};
+                gbufs g;
+                make_buffers(env, &gc, &g);
+                const size_t sbias = (size_t)n * bc_dtype_bytes(g.d.d_type);
+                memset(g.hbias, 0, sbias); /* +0.0 in every type */
+                CHECK_BC(bc_memcpy_htod(env->dev, g.bias, g.hbias, sbias));
+                bc_gemm_plan *general = NULL, *plain = NULL;
+                CHECK_BC(bc_gemm_plan_create(env->dev, &g.d, &general));
+                g.d.bias = 0;
+                CHECK_BC(bc_gemm_plan_create(env->dev, &g.d, &plain));
+                g.d.bias = g.bias;
+                const size_t sd = bytes_of(g.d.m, g.d.ldd, g.d.d_type);
+                void *want = malloc(sd);
+                assert_non_null(want);
+                poison_and_run(env, general, &g);
+                check_result(&gc, &g);
+                memcpy(want, g.hd, sd);
+                poison_and_run(env, plain, &g);
+                if (memcmp(want, g.hd, sd) != 0)
+                    fail_msg("%s d_type %d cd_pad %lld: plain staging differs from a +0.0 bias", configs[c], dt,
+                             (long long)cd);
+                free(want);
+                bc_gemm_plan_destroy(plain);
+                bc_gemm_plan_destroy(general);
+                free_buffers(env, &g);
             }
 }
 
@@ -667,6 +712,7 @@ int main(void)
         cmocka_unit_test(test_gemm_every_config),
         cmocka_unit_test(test_gemm_epilogue_paths),
         cmocka_unit_test(test_gemm_copyout_pitches),
+        cmocka_unit_test(test_gemm_plain_same_bytes),
         cmocka_unit_test(test_gemm_skinny),
         cmocka_unit_test(test_gemm_narrow_split),
         cmocka_unit_test(test_gemm_c_aliases_d),
