@@ -230,6 +230,23 @@
  * of the time, one 3% slower. */
 #define BC_SM90_UD_MIN_ROUNDS 31u
 #define BC_SM90_UD_MIN_ROUNDS_F32 10u
+/* Since 128x128 and 128x256 stage a plain epilogue without its flag tests
+ * (PERF_NOTES.md change 90), 128x128 also wins with D rows on 16 bytes
+ * (the TMA store) on large grids of one or two k-blocks. Forced on the
+ * H200 against 128x64t (35 grids drawn, seeds 20261129 and 20261130: M
+ * and N 1,000-16,384, K 8-128, plain, 16-bit D on 16 bytes or f32): where
+ * 128x64t runs its whole-tile kernel, 128x128 took 0.75-0.95 of its time
+ * on all 9 16-bit grids of 14 rounds of 128x64t's tiles or more
+ * (5733x11768x72 105.4 -> 79.0 us, 10530x7824x56 79.4 -> 64.4,
+ * 2605x5808x104 26.6 -> 21.9) and 0.88-1.02 on the 6 f32 ones (geometric
+ * mean 0.947); it lost on 3 of the 4 16-bit grids at 6-10 rounds
+ * (1318x8000x64, 10.4 rounds, 1.155x) and went both ways at 2-5
+ * (0.77-1.08). Where the dense-row kernel runs, 128x128 lost by up to
+ * 1.34x at 8-22 rounds (2098x9664x8), so those keep it. Hence from
+ * BC_SM90_AD_MIN_ROUNDS rounds (1,848 tiles on 132 SMs), plain epilogue,
+ * K within 2 k-blocks (3 and 4 were not measured), not where the plan
+ * takes the dense-row kernel (gemm_rule.c, bc__gemm_aligned_alt). */
+#define BC_SM90_AD_MIN_ROUNDS 14u
 #define BC_SM90_UD_ALT(cons, bn_) ((cons) == 2u && (bn_) == 64u ? "sm90_128x128" : (const char *)0)
 #define SM90_SHORT_K_CONFIG(nm, id, dense, w, per_sm, min_m_, cons, bn_, stages, ks, ar)           \
     {                                                                                              \
@@ -242,7 +259,7 @@
         .tma_store = 1, .persistent = 1, .ctas_per_sm = (per_sm), .kernel_dense = (dense),         \
         .dense_min_pct = (cons) > 1 ? BC_SM90_DENSE_MIN_PCT_2CONS : 0u,                            \
         .ud_alt = BC_SM90_UD_ALT(cons, bn_), .ud_min_rounds = BC_SM90_UD_MIN_ROUNDS,                \
-        .ud_min_rounds_f32 = BC_SM90_UD_MIN_ROUNDS_F32,                                            \
+        .ud_min_rounds_f32 = BC_SM90_UD_MIN_ROUNDS_F32, .ad_min_rounds = BC_SM90_AD_MIN_ROUNDS,    \
     }
 /* The two-consumer twin's dense-row kernel (128x64td) lost 2-14% where it
  * saves half of A's row requests or less (K = 32, 48, 56: rows of 64 B, or

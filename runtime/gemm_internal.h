@@ -81,7 +81,10 @@ typedef struct bc__gemm_config {
                                   ReLU), from ud_min_rounds rounds of this one's tiles for a 16-bit D and
                                   ud_min_rounds_f32 for an f32 one (gemm_rule.c, bc__gemm_unaligned_alt) */
     uint32_t ud_min_rounds;    /* ... the least rounds (tiles over SMs) for a 16-bit D ... */
-    uint32_t ud_min_rounds_f32; /* ... and for an f32 D */
+    uint32_t ud_min_rounds_f32; /* ... and for an f32 D; */
+    uint32_t ad_min_rounds;    /* ... and where D's rows are on 16 bytes (the TMA store), K within max_kb
+                                  k-blocks and the plan not on the dense-row kernel, from this many rounds,
+                                  either D type (0: never; gemm_rule.c, bc__gemm_aligned_alt) */
     uint32_t dot_max_out;    /* 0: a tile kernel; else the dot kernel, for at most this many outputs a CTA ... */
     uint32_t dot_min_k;      /* ... and, unless named, K of at least this ... */
     uint32_t dot_max_loads;  /* ... and at most this many 16-byte loads a CTA; and, for dot_cede_min_q

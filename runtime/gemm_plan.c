@@ -380,12 +380,27 @@ static bc_status mc_takes_plan(bc_device *dev, const bc_gemm_desc *d, const bc__
     return BC_OK;
 }
 
+/* Whether the plan of d on c (whole tiles, the rule's raster) takes c's
+ * dense-row kernel (the test the plan makes below, on the same grid). */
+static int dense_takes(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c)
+{
+    bc_gemm_params p;
+    memset(&p, 0, sizeof p);
+    p.tiles_m = bc__ceil_div((uint64_t)d->m, c->bm);
+    p.tiles_n = bc__ceil_div((uint64_t)d->n, c->bn);
+    p.group_m = GROUP_M;
+    p.split_k = 1;
+    return dense_flags(d, c, &p, launch_grid(c, &p, (uint32_t)dev->info.sm_count, 0, 0)) != 0 &&
+           dev->image.fn[c->kernel_dense] != NULL;
+}
+
 /* The rule's choice gives way to an alternative (the caller named no
- * configuration and left the split to the rule): its ud_alt where the plan
- * would copy D out (no TMA store: D's rows off 16 bytes) and
- * bc__gemm_unaligned_alt says so, else its crowd_alt where
- * bc__gemm_crowded_alt says so, unless the choice's multicast twin takes
- * the plan (the twin shares the rows that crowd the round). */
+ * configuration and left the split to the rule): its ud_alt where
+ * bc__gemm_unaligned_alt (the plan would copy D out: D's rows off 16
+ * bytes) or bc__gemm_aligned_alt (a TMA store, not on the dense-row
+ * kernel) says so, else its crowd_alt where bc__gemm_crowded_alt says so,
+ * unless the choice's multicast twin takes the plan (the twin shares the
+ * rows that crowd the round). */
 static bc_status take_alt(bc_device *dev, const bc_gemm_desc *k, uint32_t split, const bc__gemm_config **c,
                           CUfunction *fn)
 {
@@ -393,7 +408,10 @@ static bc_status take_alt(bc_device *dev, const bc_gemm_desc *k, uint32_t split,
     CUfunction alt_fn = NULL;
     if (k->config != NULL || split != 1)
         return BC_OK;
-    if (use_tma_store(k, *c) || !bc__gemm_unaligned_alt(dev, k, *c, &alt, &alt_fn)) {
+    const int tma = use_tma_store(k, *c);
+    const int ud = tma ? bc__gemm_aligned_alt(dev, k, *c, dense_takes(dev, k, *c), &alt, &alt_fn)
+                       : bc__gemm_unaligned_alt(dev, k, *c, &alt, &alt_fn);
+    if (!ud) {
         if (!bc__gemm_crowded_alt(dev, k, *c, &alt, &alt_fn))
             return BC_OK;
         int twin = 0;

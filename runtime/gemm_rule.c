@@ -591,12 +591,14 @@ int bc__gemm_crowded_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__
     return 1;
 }
 
-int bc__gemm_unaligned_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c,
-                           const bc__gemm_config **out, CUfunction *out_fn)
+/* c's ud_alt for d, which has a plain epilogue (no C, bias or ReLU), on at
+ * least min_rounds (> 0) rounds of c's tiles: bc__gemm_unaligned_alt's and
+ * bc__gemm_aligned_alt's common part. */
+static int plain_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t min_rounds,
+                     const bc__gemm_config **out, CUfunction *out_fn)
 {
-    const uint32_t rounds = d->d_type == BC_DTYPE_F32 ? c->ud_min_rounds_f32 : c->ud_min_rounds;
-    if (c->ud_alt == NULL || d->beta != 0.0f || d->bias != 0 || d->relu ||
-        ctas_of(c, 1, d) < (uint64_t)rounds * (uint32_t)dev->info.sm_count)
+    if (c->ud_alt == NULL || min_rounds == 0 || d->beta != 0.0f || d->bias != 0 || d->relu ||
+        ctas_of(c, 1, d) < (uint64_t)min_rounds * (uint32_t)dev->info.sm_count)
         return 0;
     CUfunction fn = NULL;
     const bc__gemm_config *a = rule_alt(dev, d, c->ud_alt, &fn);
@@ -605,6 +607,19 @@ int bc__gemm_unaligned_alt(const bc_device *dev, const bc_gemm_desc *d, const bc
     *out = a;
     *out_fn = fn;
     return 1;
+}
+
+int bc__gemm_unaligned_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c,
+                           const bc__gemm_config **out, CUfunction *out_fn)
+{
+    return plain_alt(dev, d, c, d->d_type == BC_DTYPE_F32 ? c->ud_min_rounds_f32 : c->ud_min_rounds, out, out_fn);
+}
+
+int bc__gemm_aligned_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c, int dense,
+                         const bc__gemm_config **out, CUfunction *out_fn)
+{
+    return !dense && bc__ceil_div((uint64_t)d->k, c->bk) <= c->max_kb &&
+           plain_alt(dev, d, c, c->ad_min_rounds, out, out_fn);
 }
 
 int bc__gemm_stream_k(const bc__gemm_config *c, const bc_gemm_params *p, uint32_t sms, bc_sk *out)

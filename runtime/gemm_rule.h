@@ -39,6 +39,16 @@ int bc__gemm_crowded_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__
 int bc__gemm_unaligned_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c,
                            const bc__gemm_config **out, CUfunction *out_fn);
 
+/* Whether the rule's choice c for d, a plan that stores D by TMA (its rows
+ * on 16 bytes: the caller checks) and does not take c's dense-row kernel
+ * (`dense` 0: the caller decides), gives way to its ud_alt configuration:
+ * a plain epilogue, K within c->max_kb k-blocks, at least c->ad_min_rounds
+ * rounds of c's tiles on the device's SMs (either D type), the alternative
+ * loaded for d's types and within the device's shared memory. Sets *out and
+ * *out_fn when it does. */
+int bc__gemm_aligned_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c, int dense,
+                         const bc__gemm_config **out, CUfunction *out_fn);
+
 /* D^T = B . A^T of an N = 1 problem, as the kernel runs it. */
 bc_gemm_desc bc__gemm_transposed(const bc_gemm_desc *d);
 

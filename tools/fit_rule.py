@@ -72,6 +72,8 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
             plan += "\n" + f.read()
     with open(abi_h) as f:
         abi = f.read()
+    plan_path = os.path.join(os.path.dirname(family_c), "gemm_plan.c")  # the dense-row kernel's test; a synthetic
+    plan_src = open(plan_path).read() if os.path.exists(plan_path) else ""  # rule without it has no dense kernel
 
     def define(text, name, default=None):
         m = re.search(r"#define\s+" + name + r"\s+(\d+)u?\b", text)
@@ -130,6 +132,15 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
                 cfg["ud_alt"] = alt.group(3)
                 cfg["ud_min_rounds"] = define(plan, "BC_SM90_UD_MIN_ROUNDS")
                 cfg["ud_min_rounds_f32"] = define(plan, "BC_SM90_UD_MIN_ROUNDS_F32")
+                # ... and D rows on 16 bytes from ad_min_rounds rounds, K within max_kb, not on the dense-row kernel
+                # (bc__gemm_aligned_alt; gemm_plan.c, dense_flags: its constants read from gemm_plan.c)
+                cfg["ad_min_rounds"] = define(plan, "BC_SM90_AD_MIN_ROUNDS", 0)
+                cfg["per_sm"], cfg["a_rows"] = int(x1), ar
+                cfg["dense_min_pct"] = define(plan, "BC_SM90_DENSE_MIN_PCT_2CONS") if cons > 1 else 0
+                saved = re.search(r"#define\s+BC_DENSE_MIN_SAVED\s+([\d.]+)", plan_src)
+                if saved:
+                    cfg["dense"] = {"group_m": define(plan_src, "GROUP_M"),
+                                    "min_ctas": define(plan_src, "BC_DENSE_MIN_CTAS"), "min_saved": float(saved.group(1))}
         # the off-grid credit of the wide tiles (gemm_family_sm90.c, BC_SM90_OFF_LINE_PCT; 0 where the table has none)
         wide = bn >= define(plan, "BC_SM90_OFF_MIN_BN", 1 << 30)
         cfg["off_line"] = define(plan, "BC_SM90_OFF_LINE_PCT", 0) if wide else 0
@@ -339,8 +350,40 @@ def choose_plain(m, n, k, sms, rule, c_read=False, f32=False):
         cost = (precedence(cfg), rule_cost(cfg, s, m, n, k, sms, rule, c_read=c_read, f32=f32))
         if best is None or cost < best[0]:
             best = (cost, cfg["name"], s)
-    alt = unaligned_alt(m, n, sms, rule, best[1], best[2], c_read, f32)
+    alt = unaligned_alt(m, n, sms, rule, best[1], best[2], c_read, f32) or \
+        aligned_alt(m, n, k, sms, rule, best[1], best[2], c_read, f32)
     return alt or crowded_alt(m, n, k, sms, rule, best[1], best[2]) or best[1], best[2]
+
+
+def dense_takes(m, n, k, sms, cfg):
+    """Whether a packed plan of configuration cfg (whole tiles) takes its dense-row kernel (gemm_plan.c,
+    dense_flags): K one partial k-block of whole 16-byte chunks, enough CTAs at once on a row of tiles, and
+    enough of A's row requests saved."""
+    if "dense" not in cfg or k >= cfg["bk"] or k % 8:
+        return False
+    dn = cfg["dense"]
+    tm, tn = cdiv(m, cfg["bm"]), cdiv(n, cfg["bn"])
+    grid = min(tm * tn, sms * cfg["per_sm"])
+    band = min(tm, dn["group_m"])
+    ctas = min(cdiv(grid, band), tn)
+    rows, rb = min(m, cfg["a_rows"]), 2 * k
+    requests = rows * (1.0 + (rb - math.gcd(rb, 128)) / 128.0)
+    lines = cdiv(rows * rb, 128)
+    return (ctas >= dn["min_ctas"] and ctas * (requests - lines) >= dn["min_saved"] and
+            100.0 * (requests - lines) >= cfg["dense_min_pct"] * requests)
+
+
+def aligned_alt(m, n, k, sms, rule, name, s, c_read, f32):
+    """The configuration a choice gives way to where D's rows are on 16 bytes (gemm_rule.c,
+    bc__gemm_aligned_alt; gemm_plan.c, take_alt), for packed operands and a plain epilogue: K within the
+    choice's max_kb k-blocks, at least ad_min_rounds rounds of its tiles, and the plan not on its dense-row
+    kernel. None where it does not apply."""
+    cfg = next(c for c in rule["configs"] if c["name"] == name)
+    if not cfg.get("ud_alt") or not cfg.get("ad_min_rounds") or s != 1 or c_read or ((4 if f32 else 2) * n) % 16:
+        return None
+    if cdiv(k, cfg["bk"]) > cfg["max_kb"] or cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) < cfg["ad_min_rounds"] * sms:
+        return None
+    return None if dense_takes(m, n, k, sms, cfg) else cfg["ud_alt"]
 
 
 def unaligned_alt(m, n, sms, rule, name, s, c_read, f32):

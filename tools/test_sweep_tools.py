@@ -140,6 +140,21 @@ class Rule(unittest.TestCase):
         self.assertIsNone(alt(1280, 8441, True, c_read=True))
         self.assertEqual(alt(3968, 8441, False), "sm90_128x128")  # 31 x 132 = 4092
 
+    def test_aligned_alt(self):
+        """D rows on 16 bytes on 128x64t move to 128x128 from 14 rounds of its tiles (1792 x 8448: 14 x 132 =
+        1848), within 2 k-blocks, unless the plan takes the dense-row kernel (gemm_rule.c, bc__gemm_aligned_alt)."""
+        real = fit_rule.read_rule()
+        alt = lambda m, n, k, f32=False, c_read=False: fit_rule.aligned_alt(m, n, k, 132, real, "sm90_128x64t", 1,
+                                                                           c_read, f32)
+        self.assertEqual(alt(1792, 8448, 64), "sm90_128x128")
+        self.assertEqual(alt(1792, 8448, 128), "sm90_128x128")
+        self.assertEqual(alt(1792, 8448, 64, f32=True), "sm90_128x128")
+        self.assertIsNone(alt(1792, 8384, 64))       # 14 x 131 = 1834 tiles
+        self.assertIsNone(alt(1792, 8448, 192))      # 3 k-blocks
+        self.assertIsNone(alt(1792, 8448, 16))       # the dense-row kernel
+        self.assertIsNone(alt(1792, 8447, 64))       # D rows off 16 bytes: unaligned_alt's
+        self.assertIsNone(alt(1792, 8448, 64, c_read=True))
+
     def _csv(self, d, name, rows):
         path = os.path.join(d, name)
         keys = ["seed", "index", "m", "n", "k", "epilogue", "out", "config", "split", "status", "median_us",

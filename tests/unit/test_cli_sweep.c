@@ -518,6 +518,9 @@ static void test_python_rule_matches_plans(void **state)
         {131, 1, 192}, {131, 1, 4640}, {3, 600, 16}, {16, 1, 4640}, {1, 1, 64}, {2, 1, 72}, {16, 1, 200},
         /* D rows off 16 bytes on 31 rounds of 128x64t's tiles on 132 SMs, and on 4061 tiles */
         {3968, 8441, 16}, {3968, 8379, 16}, {3968, 8448, 16},
+        /* D rows on 16 bytes: 14 rounds of 128x64t's tiles on 132 SMs and 1834 tiles, 2 and 3 k-blocks, the
+         * dense-row kernel */
+        {1792, 8448, 64}, {1792, 8384, 64}, {1792, 8448, 128}, {1792, 8448, 192}, {1792, 8448, 16},
         /* 128x256's short-K surcharge: 4 k-blocks, 5, and rows off the sectors (the credit) */
         {2642, 2648, 256}, {2642, 2648, 320}, {3638, 4136, 248}, {3544, 6196, 192},
         /* the twins' credit off the sectors: 16 and 17 tile rows, 15 and 14 k-blocks */

@@ -59,7 +59,7 @@ static void test_config_rule(void **state)
         {17, 4096, 64, "bc_gemm_sm90_64x32t", 0},      {2048, 2048, 192, "bc_gemm_sm90_128x64t", 0},
         {256, 2890, 64, "bc_gemm_sm90_128x64t", 0},    {1000, 300, 64, "bc_gemm_sm90_64x32t", 0},
         {4000, 51, 128, "bc_gemm_sm90_64x32t", 0},     {4000, 300, 128, "bc_gemm_sm90_128x64t", 0},
-        {7000, 7168, 64, "bc_gemm_sm90_128x64t", 0}, /* (7191, D rows off 16 bytes: test_unaligned_d_alt) */
+        {7000, 7168, 64, "bc_gemm_sm90_128x128", 0}, /* 128x64t's alternative (test_d_alt) */
         {16, 4096, 64, "bc_gemm_sm90_64x32m16t", 0},   {1, 10746, 16, "bc_gemm_sm90_64x32m16t", 0},
         {16, 4096, 192, "bc_gemm_sm90_gemv", 1},       {12, 2113, 256, "bc_gemm_sm90_gemv", 1},
         {3, 600, 16, "bc_gemm_sm90_64x32m16t", 0},
@@ -280,13 +280,15 @@ static void test_off_grid_credit(void **state)
     env_close(&e);
 }
 
-/* Where the rule chooses 128x64t for a D whose rows are off 16 bytes (the
- * copy-out epilogue), with a plain epilogue, on at least 31 rounds of its
- * tiles for a 16-bit D (31 x 132 = 4092) or 10 for an f32 one (1320), the
- * plan runs 128x128 (gemm_family_sm90.c, BC_SM90_UD_MIN_ROUNDS,
- * BC_SM90_UD_MIN_ROUNDS_F32): at the edge, on each side of each
- * condition. */
-static void test_unaligned_d_alt(void **state)
+/* Where the rule chooses 128x64t with a plain epilogue, the plan runs
+ * 128x128 (gemm_family_sm90.c): for a D whose rows are off 16 bytes (the
+ * copy-out epilogue) on at least 31 rounds of its tiles for a 16-bit D
+ * (31 x 132 = 4092) or 10 for an f32 one (1320; BC_SM90_UD_MIN_ROUNDS,
+ * BC_SM90_UD_MIN_ROUNDS_F32); for one whose rows are on 16 bytes (the TMA
+ * store) on at least 14 rounds (1848; BC_SM90_AD_MIN_ROUNDS) within 2
+ * k-blocks, unless the plan takes the dense-row kernel. At the edge, on
+ * each side of each condition. */
+static void test_d_alt(void **state)
 {
     env e;
     env_open(&e, 1);
@@ -314,6 +316,19 @@ static void test_unaligned_d_alt(void **state)
         {3968, 8441, 16, BC_DTYPE_BF16, 3, NULL, "bc_gemm_sm90_128x64td"},     /* ReLU: not measured */
         {3968, 8441, 16, BC_DTYPE_BF16, 0, "sm90_128x64t", "bc_gemm_sm90_128x64td"}, /* named */
         {7000, 7191, 320, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x256"},     /* K past the twin's */
+        /* D rows on 16 bytes: 14 rounds, K of 1 or 2 k-blocks, not on the dense-row kernel (K = 64: a whole
+         * k-block; K = 16 takes it) */
+        {7000, 7168, 64, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x128"},      /* 55 x 112 = 6160 tiles */
+        {1792, 8448, 64, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x128"},      /* 14 x 132 = 1848 */
+        {1792, 8448, 128, BC_DTYPE_F16, 0, NULL, "bc_gemm_sm90_128x128"},      /* 2 k-blocks */
+        {1792, 8448, 64, BC_DTYPE_F32, 0, NULL, "bc_gemm_sm90_128x128"},       /* f32 D */
+        {1792, 8384, 64, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x64t"},      /* 14 x 131 = 1834 */
+        {1792, 8448, 192, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x64t"},     /* 3 k-blocks */
+        {1792, 8448, 16, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x64td"},     /* the dense-row kernel */
+        {1792, 8448, 64, BC_DTYPE_BF16, 1, NULL, "bc_gemm_sm90_128x64t"},      /* C */
+        {1792, 8448, 64, BC_DTYPE_BF16, 2, NULL, "bc_gemm_sm90_128x64t"},      /* a bias */
+        {1792, 8448, 64, BC_DTYPE_BF16, 3, NULL, "bc_gemm_sm90_128x64t"},      /* ReLU */
+        {1792, 8448, 64, BC_DTYPE_BF16, 0, "sm90_128x64t", "bc_gemm_sm90_128x64t"}, /* named */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
@@ -525,7 +540,7 @@ int main(void)
         ft_test(test_config_rule),
         ft_test(test_short_k_sectors),
         ft_test(test_off_grid_credit),
-        ft_test(test_unaligned_d_alt),
+        ft_test(test_d_alt),
         ft_test(test_skinny_split_one_round),
         ft_test(test_row_tile),
         ft_test(test_n1_transposed),
