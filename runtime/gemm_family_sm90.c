@@ -234,19 +234,25 @@
  * (PERF_NOTES.md change 90), 128x128 also wins with D rows on 16 bytes
  * (the TMA store) on large grids of one or two k-blocks. Forced on the
  * H200 against 128x64t (35 grids drawn, seeds 20261129 and 20261130: M
- * and N 1,000-16,384, K 8-128, plain, 16-bit D on 16 bytes or f32): where
+ * and N 1,000-16,384, K 8-128, plain, D on 16 bytes: 27 bf16, 8 f32): where
  * 128x64t runs its whole-tile kernel, 128x128 took 0.75-0.95 of its time
  * on all 9 16-bit grids of 14 rounds of 128x64t's tiles or more
  * (5733x11768x72 105.4 -> 79.0 us, 10530x7824x56 79.4 -> 64.4,
  * 2605x5808x104 26.6 -> 21.9) and 0.88-1.02 on the 6 f32 ones (geometric
  * mean 0.947); it lost on 3 of the 4 16-bit grids at 6-10 rounds
  * (1318x8000x64, 10.4 rounds, 1.155x) and went both ways at 2-5
- * (0.77-1.08). Where the dense-row kernel runs, 128x128 lost by up to
- * 1.34x at 8-22 rounds (2098x9664x8), so those keep it. Hence from
+ * (0.77-1.08). Where the dense-row kernel runs, 128x128 lost at 5-22
+ * rounds (up to 1.34x, 2098x9664x8) and won only at 29 and 40 (0.998,
+ * 0.936), so those keep it (no f32 grid ran it). Hence from
  * BC_SM90_AD_MIN_ROUNDS rounds (1,848 tiles on 132 SMs), plain epilogue,
- * K within 2 k-blocks (3 and 4 were not measured), not where the plan
- * takes the dense-row kernel (gemm_rule.c, bc__gemm_aligned_alt). */
+ * K within 2 k-blocks (3 and 4 were not measured) and from
+ * BC_SM90_AD_MIN_K (the fit's whole-tile grids from 14 rounds had K of 48
+ * or more; below it only the dense-row kernel was measured, and a grid
+ * that misses that kernel's test there, 12548x1184x16, lost 1.155x in the
+ * check draw), not where the plan takes the dense-row kernel (gemm_rule.c,
+ * bc__gemm_aligned_alt), and with more than one tile column of 128x64t. */
 #define BC_SM90_AD_MIN_ROUNDS 14u
+#define BC_SM90_AD_MIN_K 48u
 #define BC_SM90_UD_ALT(cons, bn_) ((cons) == 2u && (bn_) == 64u ? "sm90_128x128" : (const char *)0)
 #define SM90_SHORT_K_CONFIG(nm, id, dense, w, per_sm, min_m_, cons, bn_, stages, ks, ar)           \
     {                                                                                              \
@@ -260,6 +266,7 @@
         .dense_min_pct = (cons) > 1 ? BC_SM90_DENSE_MIN_PCT_2CONS : 0u,                            \
         .ud_alt = BC_SM90_UD_ALT(cons, bn_), .ud_min_rounds = BC_SM90_UD_MIN_ROUNDS,                \
         .ud_min_rounds_f32 = BC_SM90_UD_MIN_ROUNDS_F32, .ad_min_rounds = BC_SM90_AD_MIN_ROUNDS,    \
+        .ad_min_k = BC_SM90_AD_MIN_K,                                                              \
     }
 /* The two-consumer twin's dense-row kernel (128x64td) lost 2-14% where it
  * saves half of A's row requests or less (K = 32, 48, 56: rows of 64 B, or

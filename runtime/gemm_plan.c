@@ -397,10 +397,14 @@ static int dense_takes(const bc_device *dev, const bc_gemm_desc *d, const bc__ge
 /* The rule's choice gives way to an alternative (the caller named no
  * configuration and left the split to the rule): its ud_alt where
  * bc__gemm_unaligned_alt (the plan would copy D out: D's rows off 16
- * bytes) or bc__gemm_aligned_alt (a TMA store, not on the dense-row
+ * bytes) or, for a plan not made for a resident executor (which runs every
+ * tile plan in one kernel: the rule's choice keeps a network's plans
+ * together), bc__gemm_aligned_alt (a TMA store, not on the dense-row
  * kernel) says so, else its crowd_alt where bc__gemm_crowded_alt says so,
  * unless the choice's multicast twin takes the plan (the twin shares the
- * rows that crowd the round). */
+ * rows that crowd the round). A plan that allows stream-K takes no
+ * alternative whose stream-K twin is not loaded (the choice would have
+ * planned without it). */
 static bc_status take_alt(bc_device *dev, const bc_gemm_desc *k, uint32_t split, const bc__gemm_config **c,
                           CUfunction *fn)
 {
@@ -409,7 +413,7 @@ static bc_status take_alt(bc_device *dev, const bc_gemm_desc *k, uint32_t split,
     if (k->config != NULL || split != 1)
         return BC_OK;
     const int tma = use_tma_store(k, *c);
-    const int ud = tma ? bc__gemm_aligned_alt(dev, k, *c, dense_takes(dev, k, *c), &alt, &alt_fn)
+    const int ud = tma ? !k->resident && bc__gemm_aligned_alt(dev, k, *c, dense_takes(dev, k, *c), &alt, &alt_fn)
                        : bc__gemm_unaligned_alt(dev, k, *c, &alt, &alt_fn);
     if (!ud) {
         if (!bc__gemm_crowded_alt(dev, k, *c, &alt, &alt_fn))
@@ -420,6 +424,8 @@ static bc_status take_alt(bc_device *dev, const bc_gemm_desc *k, uint32_t split,
         if (st || twin)
             return st;
     }
+    if (k->stream_k && alt->kernel_sk && dev->image.fn[alt->kernel_sk] == NULL)
+        return BC_OK;
     *c = alt;
     *fn = alt_fn;
     return BC_OK;

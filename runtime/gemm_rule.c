@@ -592,8 +592,9 @@ int bc__gemm_crowded_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__
 }
 
 /* c's ud_alt for d, which has a plain epilogue (no C, bias or ReLU), on at
- * least min_rounds (> 0) rounds of c's tiles: bc__gemm_unaligned_alt's and
- * bc__gemm_aligned_alt's common part. */
+ * least min_rounds (> 0) rounds of c's tiles, where the alternative has
+ * fewer tile columns (on one column of c's it only runs fewer CTAs): the
+ * common part of bc__gemm_unaligned_alt and bc__gemm_aligned_alt. */
 static int plain_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c, uint32_t min_rounds,
                      const bc__gemm_config **out, CUfunction *out_fn)
 {
@@ -602,7 +603,7 @@ static int plain_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm
         return 0;
     CUfunction fn = NULL;
     const bc__gemm_config *a = rule_alt(dev, d, c->ud_alt, &fn);
-    if (a == NULL)
+    if (a == NULL || bc__ceil_div((uint64_t)d->n, a->bn) >= bc__ceil_div((uint64_t)d->n, c->bn))
         return 0;
     *out = a;
     *out_fn = fn;
@@ -618,7 +619,7 @@ int bc__gemm_unaligned_alt(const bc_device *dev, const bc_gemm_desc *d, const bc
 int bc__gemm_aligned_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c, int dense,
                          const bc__gemm_config **out, CUfunction *out_fn)
 {
-    return !dense && bc__ceil_div((uint64_t)d->k, c->bk) <= c->max_kb &&
+    return !dense && (uint64_t)d->k >= c->ad_min_k && bc__ceil_div((uint64_t)d->k, c->bk) <= c->max_kb &&
            plain_alt(dev, d, c, c->ad_min_rounds, out, out_fn);
 }
 

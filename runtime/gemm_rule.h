@@ -31,7 +31,8 @@ int bc__gemm_crowded_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__
 
 /* Whether the rule's choice c for d, a plan that copies D out (its rows off
  * 16 bytes: the caller checks), gives way to its ud_alt configuration
- * (gemm_internal.h): a plain epilogue (no C, bias or ReLU), at least
+ * (gemm_internal.h): a plain epilogue (no C, bias or ReLU), fewer tile
+ * columns on the alternative, at least
  * c->ud_min_rounds rounds of c's tiles on the device's SMs for a 16-bit D
  * (c->ud_min_rounds_f32 for an f32 one), the
  * alternative loaded for d's types and within the device's shared memory.
@@ -42,7 +43,8 @@ int bc__gemm_unaligned_alt(const bc_device *dev, const bc_gemm_desc *d, const bc
 /* Whether the rule's choice c for d, a plan that stores D by TMA (its rows
  * on 16 bytes: the caller checks) and does not take c's dense-row kernel
  * (`dense` 0: the caller decides), gives way to its ud_alt configuration:
- * a plain epilogue, K within c->max_kb k-blocks, at least c->ad_min_rounds
+ * a plain epilogue, fewer tile columns on the alternative, K from
+ * c->ad_min_k and within c->max_kb k-blocks, at least c->ad_min_rounds
  * rounds of c's tiles on the device's SMs (either D type), the alternative
  * loaded for d's types and within the device's shared memory. Sets *out and
  * *out_fn when it does. */

@@ -72,8 +72,13 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
             plan += "\n" + f.read()
     with open(abi_h) as f:
         abi = f.read()
-    plan_path = os.path.join(os.path.dirname(family_c), "gemm_plan.c")  # the dense-row kernel's test; a synthetic
-    plan_src = open(plan_path).read() if os.path.exists(plan_path) else ""  # rule without it has no dense kernel
+    # the dense-row kernel's test (gemm_plan.c): beside the rule's files, else the tree's (a synthetic rule's
+    # directory holds no gemm_plan.c; its table names no dense-row kernel's constants either way)
+    plan_path = os.path.join(os.path.dirname(family_c), "gemm_plan.c")
+    if not os.path.exists(plan_path):
+        plan_path = os.path.join(ROOT, "runtime", "gemm_plan.c")
+    with open(plan_path) as f:
+        plan_src = f.read()
 
     def define(text, name, default=None):
         m = re.search(r"#define\s+" + name + r"\s+(\d+)u?\b", text)
@@ -135,12 +140,12 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
                 # ... and D rows on 16 bytes from ad_min_rounds rounds, K within max_kb, not on the dense-row kernel
                 # (bc__gemm_aligned_alt; gemm_plan.c, dense_flags: its constants read from gemm_plan.c)
                 cfg["ad_min_rounds"] = define(plan, "BC_SM90_AD_MIN_ROUNDS", 0)
+                cfg["ad_min_k"] = define(plan, "BC_SM90_AD_MIN_K", 0)
                 cfg["per_sm"], cfg["a_rows"] = int(x1), ar
                 cfg["dense_min_pct"] = define(plan, "BC_SM90_DENSE_MIN_PCT_2CONS") if cons > 1 else 0
                 saved = re.search(r"#define\s+BC_DENSE_MIN_SAVED\s+([\d.]+)", plan_src)
-                if saved:
-                    cfg["dense"] = {"group_m": define(plan_src, "GROUP_M"),
-                                    "min_ctas": define(plan_src, "BC_DENSE_MIN_CTAS"), "min_saved": float(saved.group(1))}
+                cfg["dense"] = {"group_m": define(plan_src, "GROUP_M"),
+                                "min_ctas": define(plan_src, "BC_DENSE_MIN_CTAS"), "min_saved": float(saved.group(1))}
         # the off-grid credit of the wide tiles (gemm_family_sm90.c, BC_SM90_OFF_LINE_PCT; 0 where the table has none)
         wide = bn >= define(plan, "BC_SM90_OFF_MIN_BN", 1 << 30)
         cfg["off_line"] = define(plan, "BC_SM90_OFF_LINE_PCT", 0) if wide else 0
@@ -375,13 +380,15 @@ def dense_takes(m, n, k, sms, cfg):
 
 def aligned_alt(m, n, k, sms, rule, name, s, c_read, f32):
     """The configuration a choice gives way to where D's rows are on 16 bytes (gemm_rule.c,
-    bc__gemm_aligned_alt; gemm_plan.c, take_alt), for packed operands and a plain epilogue: K within the
-    choice's max_kb k-blocks, at least ad_min_rounds rounds of its tiles, and the plan not on its dense-row
-    kernel. None where it does not apply."""
+    bc__gemm_aligned_alt; gemm_plan.c, take_alt), for packed operands, a plain epilogue and a plan not made
+    for a resident executor: K from ad_min_k and within the choice's max_kb k-blocks, more tile columns than
+    the alternative, at least ad_min_rounds rounds of its tiles, and the plan not on its dense-row kernel.
+    None where it does not apply."""
     cfg = next(c for c in rule["configs"] if c["name"] == name)
     if not cfg.get("ud_alt") or not cfg.get("ad_min_rounds") or s != 1 or c_read or ((4 if f32 else 2) * n) % 16:
         return None
-    if cdiv(k, cfg["bk"]) > cfg["max_kb"] or cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) < cfg["ad_min_rounds"] * sms:
+    if k < cfg["ad_min_k"] or cdiv(k, cfg["bk"]) > cfg["max_kb"] or not more_columns(n, rule, cfg) or \
+            cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) < cfg["ad_min_rounds"] * sms:
         return None
     return None if dense_takes(m, n, k, sms, cfg) else cfg["ud_alt"]
 
@@ -390,12 +397,20 @@ def unaligned_alt(m, n, sms, rule, name, s, c_read, f32):
     """The configuration a choice gives way to where D's rows are off 16 bytes (gemm_rule.c,
     bc__gemm_unaligned_alt; gemm_plan.c, take_alt), for a packed D of N columns (16-bit, or f32 with f32) and a
     plain epilogue (the C rule also asks for no bias or ReLU, which --choose does not describe): at least
-    ud_min_rounds rounds of the choice's tiles (ud_min_rounds_f32 for an f32 D). None where it does not apply."""
+    ud_min_rounds rounds of the choice's tiles (ud_min_rounds_f32 for an f32 D) and more tile columns than the
+    alternative. None where it does not apply."""
     cfg = next(c for c in rule["configs"] if c["name"] == name)
     if not cfg.get("ud_alt") or s != 1 or c_read or ((4 if f32 else 2) * n) % 16 == 0:
         return None
     rounds = cfg["ud_min_rounds_f32"] if f32 else cfg["ud_min_rounds"]
-    return cfg["ud_alt"] if cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) >= rounds * sms else None
+    return cfg["ud_alt"] if rounds and more_columns(n, rule, cfg) and \
+        cdiv(m, cfg["bm"]) * cdiv(n, cfg["bn"]) >= rounds * sms else None
+
+
+def more_columns(n, rule, cfg):
+    """Whether cfg has more tile columns than its ud_alt for N (gemm_rule.c, plain_alt)."""
+    alt = next(c for c in rule["configs"] if c["name"] == cfg["ud_alt"])
+    return cdiv(n, alt["bn"]) < cdiv(n, cfg["bn"])
 
 
 def crowded_alt(m, n, k, sms, rule, name, s):

@@ -154,6 +154,10 @@ class Rule(unittest.TestCase):
         self.assertIsNone(alt(1792, 8448, 16))       # the dense-row kernel
         self.assertIsNone(alt(1792, 8447, 64))       # D rows off 16 bytes: unaligned_alt's
         self.assertIsNone(alt(1792, 8448, 64, c_read=True))
+        self.assertEqual(alt(1792, 8448, 56), "sm90_128x128")   # under the dense-row kernel's 55% saved
+        self.assertEqual(alt(7680, 1984, 48), "sm90_128x128")   # 31 CTAs on a row: no dense-row kernel
+        self.assertIsNone(alt(7680, 1984, 16))       # K under 48
+        self.assertIsNone(alt(240000, 64, 64))       # one tile column
 
     def _csv(self, d, name, rows):
         path = os.path.join(d, name)

@@ -155,8 +155,11 @@ static void test_gemm_copyout_pitches(void **state)
 
 /* The plain staging writes the bytes of the general one: a plan without C,
  * bias or ReLU against the same plan with a bias of +0.0 in every column
- * (the general path; the same f32 expression, rounded once), on every
- * whole-tile configuration, D rows on and off 16 bytes, each output type.
+ * (the general path; the same f32 expression, rounded once), on seven
+ * whole-tile configurations (the wide and narrow tiles, their short-K
+ * twins, the one-row tile; the skinny tiles, the pair twins and 128x128's
+ * stream-K twin are left to their own tests), D rows on and off 16 bytes,
+ * each output type.
  * The plan with the bias is also checked against the reference. */
 static void test_gemm_plain_same_bytes(void **state)
 {

@@ -521,6 +521,8 @@ static void test_python_rule_matches_plans(void **state)
         /* D rows on 16 bytes: 14 rounds of 128x64t's tiles on 132 SMs and 1834 tiles, 2 and 3 k-blocks, the
          * dense-row kernel */
         {1792, 8448, 64}, {1792, 8384, 64}, {1792, 8448, 128}, {1792, 8448, 192}, {1792, 8448, 16},
+        /* ... the dense-row test refused (K = 56; 31 CTAs on a row) at K 48 and 16, one tile column */
+        {1792, 8448, 56}, {7680, 1984, 48}, {7680, 1984, 16}, {240000, 64, 64}, {240000, 65, 64},
         /* 128x256's short-K surcharge: 4 k-blocks, 5, and rows off the sectors (the credit) */
         {2642, 2648, 256}, {2642, 2648, 320}, {3638, 4136, 248}, {3544, 6196, 192},
         /* the twins' credit off the sectors: 16 and 17 tile rows, 15 and 14 k-blocks */

@@ -280,14 +280,16 @@ static void test_off_grid_credit(void **state)
     env_close(&e);
 }
 
-/* Where the rule chooses 128x64t with a plain epilogue, the plan runs
- * 128x128 (gemm_family_sm90.c): for a D whose rows are off 16 bytes (the
- * copy-out epilogue) on at least 31 rounds of its tiles for a 16-bit D
- * (31 x 132 = 4092) or 10 for an f32 one (1320; BC_SM90_UD_MIN_ROUNDS,
- * BC_SM90_UD_MIN_ROUNDS_F32); for one whose rows are on 16 bytes (the TMA
- * store) on at least 14 rounds (1848; BC_SM90_AD_MIN_ROUNDS) within 2
- * k-blocks, unless the plan takes the dense-row kernel. At the edge, on
- * each side of each condition. */
+/* Where the rule chooses 128x64t with a plain epilogue on more than one
+ * tile column, the plan runs 128x128 (gemm_family_sm90.c): for a D whose
+ * rows are off 16 bytes (the copy-out epilogue) on at least 31 rounds of
+ * its tiles for a 16-bit D (31 x 132 = 4092) or 10 for an f32 one (1320;
+ * BC_SM90_UD_MIN_ROUNDS, BC_SM90_UD_MIN_ROUNDS_F32); for one whose rows are
+ * on 16 bytes (the TMA store) on at least 14 rounds (1848;
+ * BC_SM90_AD_MIN_ROUNDS), K from 48 (BC_SM90_AD_MIN_K) within 2 k-blocks,
+ * unless the plan takes the dense-row kernel, and not for a resident plan;
+ * for neither, a stream-K plan whose alternative's stream-K twin is not
+ * loaded. At the edge, on each side of each condition. */
 static void test_d_alt(void **state)
 {
     env e;
@@ -295,7 +297,7 @@ static void test_d_alt(void **state)
     const fake_launch *l = NULL;
     static const struct {
         int64_t m, n, k;
-        int d_type, epi; /* 0 plain, 1 a C, 2 a bias, 3 ReLU */
+        int d_type, epi; /* 0 plain, 1 a C, 2 a bias, 3 ReLU, 4 resident, 5 stream-K (its group not loaded) */
         const char *config; /* the one named, or NULL */
         const char *kernel;
     } cases[] = {
@@ -329,6 +331,23 @@ static void test_d_alt(void **state)
         {1792, 8448, 64, BC_DTYPE_BF16, 2, NULL, "bc_gemm_sm90_128x64t"},      /* a bias */
         {1792, 8448, 64, BC_DTYPE_BF16, 3, NULL, "bc_gemm_sm90_128x64t"},      /* ReLU */
         {1792, 8448, 64, BC_DTYPE_BF16, 0, "sm90_128x64t", "bc_gemm_sm90_128x64t"}, /* named */
+        /* K = 56 saves 50% of A's row requests, under the dense-row kernel's 55%; 60 x 31 = 1860 tiles, the
+         * dense-row kernel refused (31 CTAs on a row, under 32): K = 48 moves, K = 16 (under 48) does not */
+        {1792, 8448, 56, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x128"},
+        {7680, 1984, 48, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x128"},
+        {7680, 1984, 16, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x64t"},
+        {7680, 1984, 40, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x64t"},
+        /* one tile column of 128x64t: 128x128 would run as many tiles on fewer CTAs (either D) */
+        {240000, 64, 64, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x64t"},
+        {240000, 63, 64, BC_DTYPE_F32, 0, NULL, "bc_gemm_sm90_128x64t"},
+        {240000, 65, 64, BC_DTYPE_F32, 0, NULL, "bc_gemm_sm90_128x128"},
+        /* a resident plan with D rows on 16 bytes keeps the rule's choice (the executor runs its tile plans in
+         * one kernel); off 16 bytes, it moves as before */
+        {1792, 8448, 64, BC_DTYPE_BF16, 4, NULL, "bc_gemm_sm90_128x64t"},
+        {3968, 8441, 16, BC_DTYPE_BF16, 4, NULL, "bc_gemm_sm90_128x128"},
+        {3968, 8441, 16, BC_DTYPE_BF16, 5, NULL, "bc_gemm_sm90_128x64td"},
+        /* a plan that allows stream-K, on a device without the stream-K twins: the choice, not an error */
+        {1792, 8448, 64, BC_DTYPE_BF16, 5, NULL, "bc_gemm_sm90_128x64t"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
@@ -341,6 +360,8 @@ static void test_d_alt(void **state)
         if (cases[i].epi == 2)
             d.bias = d.a;
         d.relu = cases[i].epi == 3;
+        d.resident = cases[i].epi == 4;
+        d.stream_k = cases[i].epi == 5;
         launch_and_decode(&e, &d, &l);
         if (strcmp(l->kernel, cases[i].kernel) != 0)
             fail_msg("%lldx%lldx%lld (D type %d, epilogue %d, %s): %s, expected %s", (long long)cases[i].m,
