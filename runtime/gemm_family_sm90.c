@@ -246,11 +246,13 @@
  * 0.936), so those keep it (no f32 grid ran it). Hence from
  * BC_SM90_AD_MIN_ROUNDS rounds (1,848 tiles on 132 SMs), plain epilogue,
  * K within 2 k-blocks (3 and 4 were not measured) and from
- * BC_SM90_AD_MIN_K (the fit's whole-tile grids from 14 rounds had K of 48
- * or more; below it only the dense-row kernel was measured, and a grid
- * that misses that kernel's test there, 12548x1184x16, lost 1.155x in the
- * check draw), not where the plan takes the dense-row kernel (gemm_rule.c,
- * bc__gemm_aligned_alt), and with more than one tile column of 128x64t. */
+ * BC_SM90_AD_MIN_K (the fit's 16-bit whole-tile grids from 14 rounds had
+ * K of 48-104, its one f32 grid below, K = 16, won by 2%; a grid that
+ * misses the dense-row kernel's test below 48, 12548x1184x16, lost 1.155x
+ * in the first check draw), not where the plan takes the dense-row kernel (gemm_rule.c,
+ * bc__gemm_aligned_alt), and with more than one tile column of 128x64t.
+ * Checked on 16 grids drawn after the last of these (seed 20261132): 0.874
+ * of the time, 15 faster, 7282x9520x64 1.179x slower. */
 #define BC_SM90_AD_MIN_ROUNDS 14u
 #define BC_SM90_AD_MIN_K 48u
 #define BC_SM90_UD_ALT(cons, bn_) ((cons) == 2u && (bn_) == 64u ? "sm90_128x128" : (const char *)0)
