@@ -73,7 +73,7 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
     with open(abi_h) as f:
         abi = f.read()
     # the dense-row kernel's test (gemm_plan.c): beside the rule's files, else the tree's (a synthetic rule's
-    # directory holds no gemm_plan.c; its table names no dense-row kernel's constants either way)
+    # directory holds none)
     plan_path = os.path.join(os.path.dirname(family_c), "gemm_plan.c")
     if not os.path.exists(plan_path):
         plan_path = os.path.join(ROOT, "runtime", "gemm_plan.c")

@@ -345,9 +345,10 @@ static void test_d_alt(void **state)
          * one kernel); off 16 bytes, it moves as before */
         {1792, 8448, 64, BC_DTYPE_BF16, 4, NULL, "bc_gemm_sm90_128x64t"},
         {3968, 8441, 16, BC_DTYPE_BF16, 4, NULL, "bc_gemm_sm90_128x128"},
-        {3968, 8441, 16, BC_DTYPE_BF16, 5, NULL, "bc_gemm_sm90_128x64td"},
-        /* a plan that allows stream-K, on a device without the stream-K twins: the choice, not an error */
+        /* a plan that allows stream-K, on a device without the stream-K twins: the choice, not an error (D
+         * rows on 16 bytes and off) */
         {1792, 8448, 64, BC_DTYPE_BF16, 5, NULL, "bc_gemm_sm90_128x64t"},
+        {3968, 8441, 16, BC_DTYPE_BF16, 5, NULL, "bc_gemm_sm90_128x64td"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bc_gemm_desc d = base_desc(&e, cases[i].m, cases[i].n, cases[i].k);
