@@ -23,6 +23,9 @@ for arg in "$@"; do
     build/bin/barecuda gemm --m $m --n $n --k $k --iters 5 --check-rows 2 $cfg > "$f" 2>&1
   echo "== ours $arg"; summ "$f"
   if [ -n "$src" ]; then
+    # with --export the sections go to the report, not to stdout: print them from it for the summary
+    ncu --import "${f%.txt}.ncu-rep" --page details >> "$f" 2>&1
+    echo "== ours $arg (sections)"; summ "$f"
     ncu --import "${f%.txt}.ncu-rep" --page source --csv --print-source sass > "${f%.txt}_src.csv" 2>&1
     python3 tools/device/ncu_regions.py "${f%.txt}_src.csv" && rm -f "${f%.txt}.ncu-rep"
   fi
