@@ -160,7 +160,7 @@ static void run_case(gpu_env *env, const gcase *gc)
 }
 
 /* In place: D starts as C, and C aliases D exactly. */
-static void run_aliased(gpu_env *env, const gcase *gc)
+static inline void run_aliased(gpu_env *env, const gcase *gc)
 {
     gbufs g;
     make_buffers(env, gc, &g);
@@ -179,7 +179,7 @@ static void run_aliased(gpu_env *env, const gcase *gc)
 
 /* The same plan `runs` times: every output byte-identical to the first,
  * which is checked against the reference. */
-static void run_repeated(gpu_env *env, const gcase *gc, int runs)
+static inline void run_repeated(gpu_env *env, const gcase *gc, int runs)
 {
     gbufs g;
     make_buffers(env, gc, &g);

@@ -18,6 +18,7 @@ if [ "${SANITIZE:-0}" != only ]; then
   timeout 200 build/bin/test_gpu_runtime > "$L/gpu_runtime.txt" 2>&1; echo "test_gpu_runtime rc=$?: $(summary "$L/gpu_runtime.txt")"
   timeout 400 build/bin/test_gpu_gemm > "$L/gpu_gemm.txt" 2>&1; echo "test_gpu_gemm rc=$?: $(summary "$L/gpu_gemm.txt")"
   timeout 300 build/bin/test_gpu_gemm_twins > "$L/gpu_gemm_twins.txt" 2>&1; echo "test_gpu_gemm_twins rc=$?: $(summary "$L/gpu_gemm_twins.txt")"
+  timeout 300 build/bin/test_gpu_gemm_epilogue > "$L/gpu_gemm_epilogue.txt" 2>&1; echo "test_gpu_gemm_epilogue rc=$?: $(summary "$L/gpu_gemm_epilogue.txt")"
   grep -E "seed|FAIL|Failure" "$L/gpu_gemm.txt" | head -5
   timeout 400 build/bin/test_gpu_determinism > "$L/gpu_determinism.txt" 2>&1; echo "test_gpu_determinism rc=$?: $(summary "$L/gpu_determinism.txt")"
   # faults and hangs (each scenario in a child process: its table is the README's recovery table)
@@ -35,7 +36,7 @@ if [ "${SANITIZE:-0}" != 0 ]; then
   # synccheck tracks too few mbarriers by default for these kernels (it overflows and aborts them
   # at 64 or 512; 4096 works)
   for tool in ${TOOLS:-memcheck racecheck synccheck}; do
-    for t in test_gpu_gemm test_gpu_gemm_twins test_gpu_runtime test_gpu_operands; do
+    for t in test_gpu_gemm test_gpu_gemm_twins test_gpu_gemm_epilogue test_gpu_runtime test_gpu_operands; do
       BC_TEST_QUICK=1 timeout 400 compute-sanitizer --tool $tool --num-cuda-barriers 4096 --error-exitcode 99 build/bin/$t > "$L/san_${tool}_$t.txt" 2>&1
       echo "compute-sanitizer --tool $tool $t rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$L/san_${tool}_$t.txt" | tail -1) $(summary "$L/san_${tool}_$t.txt")"
     done
