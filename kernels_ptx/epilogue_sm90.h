@@ -144,6 +144,16 @@ BC_DEVICE void bc_sm90_st_out(uint64_t a, float v, const uint32_t esize, int out
     }
 }
 
+/* v as the raw bits of a D-typed element (esize constant), without a
+ * branch on the type: bc_sm90_st_out's bits, for a predicated store. */
+BC_DEVICE uint32_t bc_sm90_out_raw(float v, const uint32_t esize, int out_t)
+{
+    if (esize == 4)
+        return __builtin_bit_cast(uint32_t, v);
+    const uint16_t h = bc_pack1(v, BC_OUT_F16), b = bc_pack1(v, BC_OUT_BF16);
+    return out_t == BC_OUT_F16 ? h : b;
+}
+
 /* Raw bits of a D-typed element as f32, without a branch on the type. */
 BC_DEVICE float bc_sm90_raw_f32(uint32_t raw, const uint32_t esize, int out_t)
 {
@@ -462,11 +472,18 @@ BC_DEVICE void bc_sm90_c_group(uint64_t p, uint64_t cs, uint32_t i0, uint32_t nr
  * (coalesced C reads and D writes along rows), masked at M and N. The
  * loads are explicit because the compiler must assume that a D store
  * aliases the next C load, which kept one load in flight per thread. C may
- * be D: each element is read, then written, by the same thread. */
+ * be D: each element is read, then written, by the same thread. Every
+ * element's value is worked out unmasked and only its store is predicated
+ * (no branch around each element), and its staged word is read at one of
+ * two addresses fixed for the thread plus a constant: row w + 4k lies at
+ * 512 k + 128 w in the buffer, its 16-byte groups swizzled by (w + 4 (k
+ * mod 2)) mod 8, and a group starts on an even k (kernels_ptx/PERF_NOTES.md,
+ * change 92). */
 BC_DEVICE void bc_sm90_epi_threads(const bc_epi *e, const float *acc, const uint32_t bn, const uint32_t esize,
                                    int out_t, const bc_sm90_epi_at *at, uint32_t *seq)
 {
     const int bias = (e->flags & BC_GEMM_F_BIAS) != 0, relu = (e->flags & BC_GEMM_F_RELU) != 0;
+    _Static_assert(BC_SM90_CGRP % 2 == 0, "a row group starts on an even row of the thread's");
 #pragma unroll
     for (uint32_t q = 0; q < bn / 32u; q++) {
         const uint32_t t128 = bc_opaque_u32(at->t128), w = t128 / 32u, l = t128 % 32u;
@@ -491,6 +508,9 @@ BC_DEVICE void bc_sm90_epi_threads(const bc_epi *e, const float *acc, const uint
         uint64_t pc = e->c + ((uint64_t)rw * e->ldc + col) * esize, pd = e->d + ((uint64_t)rw * e->ldd + col) * esize;
         const float bv = bias && nr ? bc_sm90_raw_f32(bc_sm90_ld_raw(e->bias + col * esize, esize), esize, out_t)
                                     : 0.0f;
+        /* the staged words of rows w + 4k: even k at s_even + 512 k, odd k at s_odd + 512 (k - 1) */
+        const uint32_t s_even = buf + 128u * w + ((4u * l) ^ (w << 4)),
+                       s_odd = buf + 128u * (w + 4u) + ((4u * l) ^ ((w + 4u) << 4));
         bc_bar_sync(at->bar, 128);
         /* row groups of BC_SM90_CGRP: group g + 1's C loads are issued before group g's stores */
         uint32_t cr[BC_SM90_CGRP];
@@ -500,17 +520,16 @@ BC_DEVICE void bc_sm90_epi_threads(const bc_epi *e, const float *acc, const uint
             uint32_t nx[BC_SM90_CGRP];
             pc += BC_SM90_CGRP * cs;
             bc_sm90_c_group(pc, cs, i0 + BC_SM90_CGRP, nr, esize, nx);
+            const uint32_t se = s_even + 512u * i0, so = s_odd + 512u * i0;
 #pragma unroll
             for (uint32_t i = 0; i < BC_SM90_CGRP; i++) {
-                if (i0 + i < nr) {
-                    float v = bc_ld_shared_f32(buf + bc_sm90_swz((w + 4u * (i0 + i)) * 128u + l * 4u, 128u)) +
-                              e->beta * bc_sm90_raw_f32(cr[i], esize, out_t);
-                    if (bias)
-                        v += bv;
-                    if (relu && v < 0.0f)
-                        v = 0.0f; /* NaN propagates */
-                    bc_sm90_st_out(pd + i * ds, v, esize, out_t);
-                }
+                float v = bc_ld_shared_f32((i % 2u ? so : se) + 512u * (i - i % 2u)) +
+                          e->beta * bc_sm90_raw_f32(cr[i], esize, out_t);
+                if (bias)
+                    v += bv;
+                if (relu && v < 0.0f)
+                    v = 0.0f; /* NaN propagates */
+                bc_st_global_if(pd + i * ds, bc_sm90_out_raw(v, esize, out_t), i0 + i < nr, esize);
                 cr[i] = nx[i];
             }
             pd += BC_SM90_CGRP * ds;

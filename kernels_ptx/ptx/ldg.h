@@ -2,7 +2,7 @@
  * thread of the grid writes while the kernel runs (A and B of a launched
  * GEMM: the plan refuses a D that overlaps them); 16 bytes through L2 for
  * operands that change while a kernel runs (the resident executor's); and
- * predicated coherent loads of single elements. */
+ * predicated coherent loads and stores of single elements. */
 #ifndef BC_PTX_LDG_H
 #define BC_PTX_LDG_H
 
@@ -54,6 +54,20 @@ BC_DEVICE uint32_t bc_ld_global_if(uint64_t a, uint32_t p, const uint32_t bytes)
     else
         asm volatile(BC__LD_GLOBAL_IF("u16") : "=r"(v) : "l"(a), "r"(p));
     return v;
+}
+
+/* Stores the low `bytes` (2 or 4, a compile-time constant) of v at global
+ * address a when p is non-zero: a predicated store, not a branch around
+ * one, so that the value is worked out on every lane and no element needs
+ * a branch of its own. Volatile with a memory clobber: stays in program
+ * order with the loads around it (C may be the D it stores to). */
+#define BC__ST_GLOBAL_IF(type) "{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q st.global." type " [%0], %1;\n\t}"
+BC_DEVICE void bc_st_global_if(uint64_t a, uint32_t v, uint32_t p, const uint32_t bytes)
+{
+    if (bytes == 4)
+        asm volatile(BC__ST_GLOBAL_IF("b32")::"l"(a), "r"(v), "r"(p) : "memory");
+    else
+        asm volatile(BC__ST_GLOBAL_IF("b16")::"l"(a), "h"((uint16_t)v), "r"(p) : "memory");
 }
 
 #endif
