@@ -395,11 +395,11 @@ static int dense_takes(const bc_device *dev, const bc_gemm_desc *d, const bc__ge
 }
 
 /* The rule's choice gives way to an alternative (the caller named no
- * configuration and left the split to the rule): its ud_alt where
+ * configuration, left the split to the rule and did not make the plan for
+ * a resident executor, which runs every tile plan of a network in one
+ * kernel: the rule's choice keeps them together): its ud_alt where
  * bc__gemm_unaligned_alt (the plan would copy D out: D's rows off 16
- * bytes) or, for a plan not made for a resident executor (which runs every
- * tile plan in one kernel: the rule's choice keeps a network's plans
- * together), bc__gemm_aligned_alt (a TMA store, not on the dense-row
+ * bytes) or bc__gemm_aligned_alt (a TMA store, not on the dense-row
  * kernel) says so, else its crowd_alt where bc__gemm_crowded_alt says so,
  * unless the choice's multicast twin takes the plan (the twin shares the
  * rows that crowd the round). A plan that allows stream-K takes no
@@ -410,10 +410,10 @@ static bc_status take_alt(bc_device *dev, const bc_gemm_desc *k, uint32_t split,
 {
     const bc__gemm_config *alt = NULL;
     CUfunction alt_fn = NULL;
-    if (k->config != NULL || split != 1)
+    if (k->config != NULL || split != 1 || k->resident)
         return BC_OK;
     const int tma = use_tma_store(k, *c);
-    const int ud = tma ? !k->resident && bc__gemm_aligned_alt(dev, k, *c, dense_takes(dev, k, *c), &alt, &alt_fn)
+    const int ud = tma ? bc__gemm_aligned_alt(dev, k, *c, dense_takes(dev, k, *c), &alt, &alt_fn)
                        : bc__gemm_unaligned_alt(dev, k, *c, &alt, &alt_fn);
     if (!ud) {
         if (!bc__gemm_crowded_alt(dev, k, *c, &alt, &alt_fn))

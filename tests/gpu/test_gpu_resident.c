@@ -4,7 +4,8 @@
  * f32 output; a plan whose B is the previous plan's output), byte-identity
  * with the same plans launched normally (a transposed N = 1 head among
  * them) over
- * 10,000 steps (BC_TEST_QUICK=1: 200), the zero-copy mode (the kernel copies
+ * 10,000 steps (BC_TEST_QUICK=1: 200), a plan launched on a dense-row
+ * kernel, the zero-copy mode (the kernel copies
  * the input from and the output to pinned host memory), and, informative,
  * whether TMA reads an A operand in mapped host memory. Without a GPU every
  * test reports SKIPPED. */
@@ -502,6 +503,51 @@ static void test_big_step_identical(void **state)
     bc_gemm_plan_destroy(k.plan);
 }
 
+/* A resident plan that launches on a short-K twin's dense-row kernel
+ * (3968x8441x16: 4092 tiles of 128x64t, A's rows of 32 bytes, D's off 16
+ * bytes, a bias and ReLU): the executor's 128x64 kernel loads A by its
+ * tensor map instead, and must write the launch's bytes; right against the
+ * reference. A resident plan keeps the rule's choice on such grids (no
+ * move to 128x128), so this is what a network of them runs. */
+static void test_dense_rows_resident(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    bc_rng rng = {bc_ref_seed()};
+    link k;
+    memset(&k, 0, sizeof k);
+    const int64_t shape[3] = {3968, 8441, 16};
+    make_link(env, &k, shape, NULL, 0, NULL, &rng);
+    bc_gemm_plan_info pi;
+    CHECK_BC(bc_gemm_plan_query(k.plan, &pi));
+    assert_string_equal(pi.config, "sm90_128x64t");
+    assert_int_equal(pi.dense_a, 1);
+    const size_t bytes = (size_t)(k.d.m * k.d.n) * 2;
+    void *want = malloc(bytes), *got = malloc(bytes);
+    CHECK_BC(bc_gemm_launch(k.plan, env->s));
+    CHECK_BC(bc_stream_wait(env->s, 5 * SEC));
+    CHECK_BC(bc_memcpy_dtoh(env->dev, want, k.d.d, bytes));
+    bc_resident_config cfg;
+    bc_resident_config_default(&cfg);
+    cfg.sm_count = 128; /* SMs left for the poisoning memset on the side stream (4092 items: 32 a CTA) */
+    bc_resident *res = start(env, &k.plan, 1, &cfg);
+    for (int i = 0; i < 3; i++) {
+        CHECK_BC(bc_memset_d8_async(side, k.d.d, 0xFF, bytes));
+        CHECK_BC(bc_stream_wait(side, 5 * SEC));
+        CHECK_BC(bc_resident_step(res, 5 * SEC));
+        CHECK_BC(bc_memcpy_dtoh(env->dev, got, k.d.d, bytes));
+        if (memcmp(got, want, bytes) != 0)
+            fail_msg("step %d differs from the launched dense-row plan", i);
+    }
+    CHECK_BC(bc_resident_stop(res, SEC));
+    bc_resident_destroy(res);
+    check_link(env, &k, 0);
+    print_message("  3 steps of a dense-row 128x64t plan (%u tiles): the launch's bytes, right\n", pi.tiles);
+    free(want), free(got), free(k.ha), free(k.hb), free(k.hbias);
+    bc_gemm_plan_destroy(k.plan);
+}
+
 /* The kernel copies the input from pinned memory and the output back: the
  * host reads the result in place, the bytes the launched plans write from
  * the same input. The launched plans run after the executor stops (every
@@ -639,6 +685,7 @@ int main(void)
         cmocka_unit_test(test_split_chains),
         cmocka_unit_test(test_byte_identical_to_launched),
         cmocka_unit_test(test_big_step_identical),
+        cmocka_unit_test(test_dense_rows_resident),
         cmocka_unit_test(test_zero_copy),
         cmocka_unit_test(test_host_mapped_a),
     };

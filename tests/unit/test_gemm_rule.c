@@ -154,6 +154,12 @@ static void test_config_rule(void **state)
     bc_gemm_desc d;
     /* the skinny split: 32 tiles x 32 k-blocks take 2 ways (64 CTAs), not 4 (128 CTAs of clusters of 4 are
      * over the 75% of the 132 SMs a round of its clusters holds); one tile of 165 k-blocks takes 8 */
+    /* a resident plan keeps the rule's 128x64 in a crowded round (the executor runs a network's tile plans in
+     * one kernel); the launched plan of the same shape takes 128x128 (above) */
+    d = base_desc(&e, 138, 2361, 4240);
+    d.resident = 1;
+    launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x64");
     d = base_desc(&e, 16, 1024, 2048);
     d.resident = 1;
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
@@ -287,8 +293,8 @@ static void test_off_grid_credit(void **state)
  * BC_SM90_UD_MIN_ROUNDS, BC_SM90_UD_MIN_ROUNDS_F32); for one whose rows are
  * on 16 bytes (the TMA store) on at least 14 rounds (1848;
  * BC_SM90_AD_MIN_ROUNDS), K from 48 (BC_SM90_AD_MIN_K) within 2 k-blocks,
- * unless the plan takes the dense-row kernel, and not for a resident plan;
- * for neither, a stream-K plan whose alternative's stream-K twin is not
+ * unless the plan takes the dense-row kernel; neither for a resident plan,
+ * nor for a stream-K plan whose alternative's stream-K twin is not
  * loaded. At the edge, on each side of each condition. */
 static void test_d_alt(void **state)
 {
@@ -341,10 +347,12 @@ static void test_d_alt(void **state)
         {240000, 64, 64, BC_DTYPE_BF16, 0, NULL, "bc_gemm_sm90_128x64t"},
         {240000, 63, 64, BC_DTYPE_F32, 0, NULL, "bc_gemm_sm90_128x64t"},
         {240000, 65, 64, BC_DTYPE_F32, 0, NULL, "bc_gemm_sm90_128x128"},
-        /* a resident plan with D rows on 16 bytes keeps the rule's choice (the executor runs its tile plans in
-         * one kernel); off 16 bytes, it moves as before */
+        /* a resident plan keeps the rule's choice (the executor runs a network's tile plans in one kernel), D
+         * rows on 16 bytes or off them (its launch keeps the dense-row kernel; the executor's 128x64 kernel loads
+         * A by its tensor map) */
         {1792, 8448, 64, BC_DTYPE_BF16, 4, NULL, "bc_gemm_sm90_128x64t"},
-        {3968, 8441, 16, BC_DTYPE_BF16, 4, NULL, "bc_gemm_sm90_128x128"},
+        {3968, 8441, 16, BC_DTYPE_BF16, 4, NULL, "bc_gemm_sm90_128x64td"},
+        {1280, 8441, 16, BC_DTYPE_F32, 4, NULL, "bc_gemm_sm90_128x64td"},
         /* a plan that allows stream-K, on a device without the stream-K twins: the choice, not an error (D
          * rows on 16 bytes and off) */
         {1792, 8448, 64, BC_DTYPE_BF16, 5, NULL, "bc_gemm_sm90_128x64t"},
