@@ -166,16 +166,15 @@ static bc_gemm_plan *plan_with_info(gpu_env *env, const gcase *gc, gbufs *g, bc_
     return plan;
 }
 
-/* N = 1 with D one contiguous column: on Hopper the rule runs it as the
- * 1 x M product B . A^T where that pays (plan info says so: K of at most 2
- * k-blocks, or, for a resident plan (no GEMV kernel there; the first five,
- * which the GEMV kernel takes as they are otherwise), a long K on a grid
- * that leaves SMs idle), else as it is (a
- * bias, K of 3 to 16 k-blocks, rows the dot kernel takes (up to a few
- * thousand with K past 128: it reads B's row as it lies), or a grid that
- * fills the SMs). Every case
- * against the reference; a transposed plan re-pointed at new buffers; C
- * aliasing D; 10 runs byte-identical. */
+/* N = 1 with D one contiguous column: on Hopper the rule runs a resident
+ * plan (no GEMV kernel there) as the 1 x M product B . A^T where that pays
+ * (plan info says so: K of at most 2 k-blocks, or a long K on a grid that
+ * leaves SMs idle: the first five cases and cases 9-13, which the GEMV
+ * kernel takes as they are when launched, as the last two show), else as
+ * it is (a bias, K of 3 to 16 k-blocks, rows the dot kernel takes (up to a
+ * few thousand with K past 128: it reads B's row as it lies), or a grid
+ * that fills the SMs). Every case against the reference; a transposed plan
+ * re-pointed at new buffers; C aliasing D; 10 runs byte-identical. */
 static void test_gemm_n1_transposed(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
@@ -193,19 +192,22 @@ static void test_gemm_n1_transposed(void **state)
         {{131, 1, 1024, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 0},
         {{16, 1, 4640, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 0},
         {{9000, 1, 1024, BC_DTYPE_BF16, BC_DTYPE_F32, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 0},
-        /* K of at most 2 k-blocks: transposed onto the skinny short-K twin, D one row (16-byte multiple or not) */
+        /* K of at most 2 k-blocks, resident plans: transposed onto the skinny short-K twin, D one row (16-byte
+         * multiple or not); launched, the GEMV kernel as it lies (the last two) */
         {{16, 1, 64, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
         {{5, 1, 104, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 1, 0, 0, NULL, 0, 0, 0}, 1},
         {{335, 1, 8, BC_DTYPE_BF16, BC_DTYPE_F32, 0.75f, -0.5f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
         {{4040, 1, 128, BC_DTYPE_F16, BC_DTYPE_F16, 1.0f, 1.0f, 0, 1, 0, 0, NULL, 0, 0, 0}, 1},
         {{16384, 1, 72, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0}, 1},
         {{16, 1, 64, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 0, 0, 0, NULL, 0, 0, 0}, 0},
+        {{4040, 1, 128, BC_DTYPE_F16, BC_DTYPE_F16, 1.0f, 1.0f, 0, 1, 0, 0, NULL, 0, 0, 0}, 0},
+        {{335, 1, 8, BC_DTYPE_BF16, BC_DTYPE_F32, 0.75f, -0.5f, 0, 0, 0, 0, NULL, 0, 0, 0}, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const gcase *gc = &cases[i].gc;
         gbufs g;
         bc_gemm_plan_info info;
-        case_resident = i < 5;
+        case_resident = i < 5 || (i >= 9 && i < 14);
         bc_gemm_plan *plan = plan_with_info(env, gc, &g, &info);
         print_message("  %lldx1x%lld: %s split %u%s%s\n", (long long)gc->m, (long long)gc->k, info.config,
                       info.split_k, info.swapped ? ", transposed" : "", case_resident ? " (resident plan)" : "");
@@ -223,12 +225,13 @@ static void test_gemm_n1_transposed(void **state)
         bc_gemm_plan_destroy(plan);
         free_buffers(env, &g);
     }
-    case_resident = 1; /* the long-K cases transposed */
+    case_resident = 1; /* the long-K cases transposed, and the short-K ones */
     run_aliased(env, &cases[1].gc);
     run_repeated(env, &cases[2].gc, 10);
-    case_resident = 0;
     run_aliased(env, &cases[11].gc); /* short K, transposed, C aliasing D */
     run_repeated(env, &cases[12].gc, 10);
+    case_resident = 0;
+    run_aliased(env, &cases[15].gc); /* short K on the GEMV kernel, C aliasing D */
 }
 
 /* Rows of A of K < 64 elements, packed (ld = K), shared by enough CTAs at

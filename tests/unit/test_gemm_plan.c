@@ -305,18 +305,22 @@ static void test_dense_rows(void **state)
     d = base_desc(&e, 1000, 1000, 8); /* 8 x 16 tiles: 16 at once on a row, fewer than 32 */
     p = launch_and_decode(&e, &d, &l);
     assert_int_equal(p.flags & dense, 0);
-    d = base_desc(&e, 7, 1750, 32); /* 55 tiles x (7 - 4) */
+    d = base_desc(&e, 7, 1750, 32); /* 55 tiles x (7 - 4); named (the rule takes the GEMV kernel) */
+    d.config = "sm90_64x32m16t";
     p = launch_and_decode(&e, &d, &l);
     assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16t");
     assert_int_equal(p.flags & dense, 0);
     d = base_desc(&e, 16, 8000, 24); /* the skinny twin: 250 tiles x (20 - 6) */
+    d.config = "sm90_64x32m16t";
     p = launch_and_decode(&e, &d, &l);
     assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16td");
     assert_int_equal(p.flags & dense, dense);
     d = base_desc(&e, 1, 14309, 8); /* one row of A: nothing shares its line */
+    d.config = "sm90_64x32m16t";
     p = launch_and_decode(&e, &d, &l);
     assert_int_equal(p.flags & dense, 0);
-    d = base_desc(&e, 5000, 1, 16); /* N = 1 transposed: the kernel's A is the caller's one-row B */
+    d = base_desc(&e, 5000, 1, 16); /* N = 1 transposed (a resident plan): the kernel's A is the caller's B */
+    d.resident = 1;
     p = launch_and_decode(&e, &d, &l);
     assert_int_equal(p.m, 1), assert_int_equal(p.n, 5000);
     assert_int_equal(p.flags & dense, 0);

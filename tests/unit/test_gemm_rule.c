@@ -39,8 +39,12 @@ static void test_config_rule(void **state)
         {9, 1000, 2000, "bc_gemm_sm90_gemv", 1},       {9, 10, 10528, "bc_gemm_sm90_gemv", 4},
         {4096, 16, 4096, "bc_gemm_sm90_gemv", 1},      {1, 256, 16384, "bc_gemm_sm90_gemv", 4},
         {27, 9, 5192, "bc_gemm_sm90_gemv", 2},         {16, 4096, 264, "bc_gemm_sm90_gemv", 1},
-        /* ... not at K <= 128 (the short-K twins) */
-        {16, 4096, 128, "bc_gemm_sm90_64x32m16t", 0},
+        /* ... and at K <= 128 too (the short-K twins took those before; gemm_family_sm90.c, BC_SM90_GEMV_MIN_K) */
+        {16, 4096, 128, "bc_gemm_sm90_gemv", 1},       {1, 10746, 16, "bc_gemm_sm90_gemv", 1},
+        {3, 600, 16, "bc_gemm_sm90_gemv", 1},          {1, 1, 8, "bc_gemm_sm90_gemv", 1},
+        {16, 32, 128, "bc_gemm_sm90_gemv", 1},         {16, 4096, 64, "bc_gemm_sm90_gemv", 1},
+        {1, 1, 128, "bc_gemm_sm90_gemv", 1},           {4096, 16, 8, "bc_gemm_sm90_gemv", 1},
+        {12, 1, 56, "bc_gemm_sm90_gemv", 1},
         /* few tiles, long K: split over a cluster pays for its reduction; the narrow tile's split where
          * its CTAs fit a round (128x128x65536: 64x32s 8 ways, 64 CTAs, 2048 x (128 + 12) / 0.30 = 955733
          * against 128x128s 8 ways 16384 x (128 + 24) / 0.90 = 2767075; 256x512x32768: 128x128s 8 ways 16384
@@ -53,17 +57,13 @@ static void test_config_rule(void **state)
         /* K of at most 2 k-blocks and M above 16: a short-K twin outright, 128x64t or 64x32t by the cost
          * (ties to 64x32t), however many outputs; 3 and 4 k-blocks: 128x64t where its tiles outnumber half
          * the SMs and the rows lie on the 32-byte sectors (test_short_k_sectors), else the cost model; M <= 16:
-         * the skinny short-K twin, whatever its tile count (its tile is 64x32m16's), and past 2 k-blocks the GEMV
-         * kernel (for resident plans below) */
+         * the GEMV kernel (above; for resident plans the skinny short-K twin, below) */
         {4132, 3275, 16, "bc_gemm_sm90_128x64t", 0},   {2048, 2048, 128, "bc_gemm_sm90_128x64t", 0},
         {17, 4096, 64, "bc_gemm_sm90_64x32t", 0},      {2048, 2048, 192, "bc_gemm_sm90_128x64t", 0},
         {256, 2890, 64, "bc_gemm_sm90_128x64t", 0},    {1000, 300, 64, "bc_gemm_sm90_64x32t", 0},
         {4000, 51, 128, "bc_gemm_sm90_64x32t", 0},     {4000, 300, 128, "bc_gemm_sm90_128x64t", 0},
         {7000, 7168, 64, "bc_gemm_sm90_128x128", 0}, /* 128x64t's alternative (test_d_alt) */
-        {16, 4096, 64, "bc_gemm_sm90_64x32m16t", 0},   {1, 10746, 16, "bc_gemm_sm90_64x32m16t", 0},
         {16, 4096, 192, "bc_gemm_sm90_gemv", 1},       {12, 2113, 256, "bc_gemm_sm90_gemv", 1},
-        {3, 600, 16, "bc_gemm_sm90_64x32m16t", 0},
-        {1, 1, 8, "bc_gemm_sm90_64x32m16t", 0},        {16, 32, 128, "bc_gemm_sm90_64x32m16t", 0},
         /* ... the 128-row one with tiles for at least a quarter of the SMs (33 of 132): 100x100x64 has 2,
          * and takes the 64 x 32 twin (no tile is smaller, so any number of tiles) */
         {100, 100, 64, "bc_gemm_sm90_64x32t", 0},
@@ -71,7 +71,7 @@ static void test_config_rule(void **state)
          * 8 CTAs with at least 256 16-byte chunks each */
         {1, 1, 200, "bc_gemm_sm90_dot", 1},            {1, 64, 512, "bc_gemm_sm90_dot", 1},
         {7, 1, 10528, "bc_gemm_sm90_dot", 4},          {8, 8, 16384, "bc_gemm_sm90_dot", 8},
-        {2, 3, 4096, "bc_gemm_sm90_dot", 2},           {1, 1, 128, "bc_gemm_sm90_64x32m16t", 0},
+        {2, 3, 4096, "bc_gemm_sm90_dot", 2},
         {65, 1, 200, "bc_gemm_sm90_dot", 1},           {9, 8, 1000, "bc_gemm_sm90_gemv", 1},
         /* ... up to 8 rows on the smaller side, 64 outputs and 5120 16-byte loads a CTA and, with 5 or more rows
          * on the smaller side, K past 2048: else the GEMV kernel (9x8x1000 above;
@@ -187,7 +187,8 @@ static void test_config_rule(void **state)
     assert_int_equal(l->grid[0], 264);
     assert_int_equal(l->smem, BC_SM90_SMEM_OF(BC_SM90_CFG_128X64T));
     assert_true(BC_SM90_SMEM_OF(BC_SM90_CFG_128X64T) * 2 <= 232448);
-    d = base_desc(&e, 1, 40000, 16); /* the skinny twin: 1250 tiles on four CTAs an SM */
+    d = base_desc(&e, 1, 40000, 16); /* the skinny twin, named: 1250 tiles on four CTAs an SM */
+    d.config = "sm90_64x32m16t";
     launch_and_decode(&e, &d, &l);
     assert_string_equal(l->kernel, "bc_gemm_sm90_64x32m16t");
     assert_int_equal(l->grid[0], 528);
@@ -514,13 +515,19 @@ static void test_n1_transposed(void **state)
     p = launch_and_decode(&e, &d, &l);
     assert_int_equal(p.m, 1), assert_int_equal(p.ldc, 1500), assert_int_equal(p.c, e.d);
 
-    /* K of at most 2 k-blocks, any M from 2: transposed onto the skinny short-K twin, its D one row */
+    /* K of at most 2 k-blocks, any M from 2: a launched plan on the GEMV kernel as it lies; a resident one (no GEMV
+     * kernel) transposed onto the skinny short-K twin, its D one row */
     static const struct {
         int64_t m, k;
         uint32_t tiles;
     } short_k[] = {{2, 8, 1}, {16, 64, 1}, {335, 8, 11}, {4040, 128, 127}, {16384, 72, 512}};
     for (size_t i = 0; i < sizeof short_k / sizeof short_k[0]; i++) {
         d = base_desc(&e, short_k[i].m, 1, short_k[i].k);
+        info = plan_info(&e, &d);
+        if (info.swapped || strcmp(info.config, "sm90_gemv") != 0)
+            fail_msg("%lldx1x%lld: %s%s; want sm90_gemv as it lies", (long long)short_k[i].m, (long long)short_k[i].k,
+                     info.config, info.swapped ? " transposed" : "");
+        d.resident = 1;
         info = plan_info(&e, &d);
         if (!info.swapped || strcmp(info.config, "sm90_64x32m16t") != 0 || info.tiles != short_k[i].tiles)
             fail_msg("%lldx1x%lld: %s%s, %u tiles; want sm90_64x32m16t transposed, %u tiles",

@@ -157,8 +157,14 @@ static void test_gemv_kernel(void **state)
     d = base_desc(&e, 16, 100, 8);
     d.config = "sm90_gemv", d.split_k = 2; /* one k-block */
     expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "split_k");
-    /* K of at most 128 stays with the short-K twins; whole tiles or a split asked for: the tile kernels */
+    /* K of at most 128 too (one step of 32 or less: 16x4096x8), and K = 128 for a resident plan keeps the short-K
+     * twin; whole tiles or a split asked for: the tile kernels */
     d = base_desc(&e, 16, 4096, 128);
+    expect_kernel(&e, &d, "bc_gemm_sm90_gemv");
+    d = base_desc(&e, 16, 4096, 8);
+    expect_kernel(&e, &d, "bc_gemm_sm90_gemv");
+    d = base_desc(&e, 16, 4096, 128);
+    d.resident = 1;
     expect_kernel(&e, &d, "bc_gemm_sm90_64x32m16t");
     d = base_desc(&e, 16, 4096, 4096);
     d.split_k = 1;
