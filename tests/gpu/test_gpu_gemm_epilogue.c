@@ -143,5 +143,6 @@ int main(void)
         cmocka_unit_test(test_gemm_copyout_pitches),
         cmocka_unit_test(test_gemm_plain_same_bytes),
     };
+    gpu_test_filters();
     return cmocka_run_group_tests_name("gpu_gemm_epilogue", tests, setup, gpu_env_teardown);
 }
