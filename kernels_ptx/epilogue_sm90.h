@@ -132,20 +132,8 @@ BC_DEVICE uint32_t bc_sm90_ld_raw(uint64_t a, const uint32_t esize)
     return esize == 4 ? *(bc_gu32 *)(uintptr_t)a : *(bc_gu16 *)(uintptr_t)a;
 }
 
-/* v stored as a D-typed element at global address a (esize constant),
- * without a branch on the type. */
-BC_DEVICE void bc_sm90_st_out(uint64_t a, float v, const uint32_t esize, int out_t)
-{
-    if (esize == 4) {
-        *(bc_gmut_u32 *)(uintptr_t)a = __builtin_bit_cast(uint32_t, v);
-    } else {
-        const uint16_t h = bc_pack1(v, BC_OUT_F16), b = bc_pack1(v, BC_OUT_BF16);
-        *(bc_gmut_u16 *)(uintptr_t)a = out_t == BC_OUT_F16 ? h : b;
-    }
-}
-
 /* v as the raw bits of a D-typed element (esize constant), without a
- * branch on the type: bc_sm90_st_out's bits, for a predicated store. */
+ * branch on the type, for a predicated store. */
 BC_DEVICE uint32_t bc_sm90_out_raw(float v, const uint32_t esize, int out_t)
 {
     if (esize == 4)

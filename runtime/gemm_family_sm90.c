@@ -318,7 +318,8 @@
  * clusters): the rule takes it outright where the smaller side has at most
  * 8 rows, a CTA at most BC_DOT_MAX_OUT outputs and at most
  * BC_SM90_DOT_MAX_LOADS 16-byte loads, and K is beyond the short-K twins'
- * k-blocks (those keep the kernels a resident executor runs), except with
+ * k-blocks (at K <= 128 the GEMV kernel was the faster on the one shape
+ * measured for both, 15x7x24: PERF_NOTES.md change 93), except with
  * BC_SM90_DOT_CEDE_MIN_Q smaller-side rows or more and K up to
  * BC_SM90_DOT_CEDE_MAX_K; beyond those the GEMV kernel takes it. There a
  * tensor-core tile walks its k-loop for a few useful rows or columns at

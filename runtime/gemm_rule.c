@@ -298,9 +298,8 @@ static bc__gemv_grid gemv_grid(uint64_t m, uint64_t n, uint64_t k, uint32_t sm_c
 /* Whether c is the GEMV configuration and takes the problem: the smaller
  * side at most gemv_max_q rows (the kernel's limit; K is a multiple of 8
  * in every plan, BC_ERR_K_ALIGNMENT); unless it was named, also K of at
- * least dot_min_k (K <= 128 stays with the short-K twins, which run in the
- * resident executor's kernels), split_k left to the rule and not a resident
- * plan: the executor runs GEMV plans alone or beside 128x64's tiles only
+ * least dot_min_k (BC_SM90_GEMV_MIN_K: any plan's K), split_k left to the
+ * rule and not a resident plan: the executor runs GEMV plans alone or beside 128x64's tiles only
  * (runtime/resident_program.c), and a plan cannot know its network's other
  * plans, so a resident plan keeps to the tiles, which always share a kernel
  * (GEMV plans run resident when named). The rule takes it after the dot
@@ -540,7 +539,8 @@ static int takes_skinny(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_
  *   -> 2.17 us, 335x1x64 2.71 -> 2.51, 4040x1x64 2.92 -> 2.35, 16384x1x64
  *   3.69 -> 2.88). At 8 k-blocks the transpose lost at every M measured.
  * Not where the dot or the GEMV kernel takes the problem (both read either
- * side's rows as they lie: the long-K case is then a resident plan's),
+ * side's rows as they lie: both cases are then a resident plan's, or one
+ * with split_k set),
  * not with a named configuration, a bias (one value for every row of D,
  * which a per-column bias of the transpose cannot say), a C or D that is
  * not one contiguous column, or a device whose rule has no skinny

@@ -212,6 +212,8 @@ static void test_gemm_n1_transposed(void **state)
         print_message("  %lldx1x%lld: %s split %u%s%s\n", (long long)gc->m, (long long)gc->k, info.config,
                       info.split_k, info.swapped ? ", transposed" : "", case_resident ? " (resident plan)" : "");
         assert_int_equal(info.swapped, hopper ? cases[i].swapped : 0);
+        if (hopper && i >= 15) /* launched at K <= 128: the GEMV kernel, as it lies */
+            assert_string_equal(info.config, "sm90_gemv");
         poison_and_run(env, plan, &g);
         check_result(gc, &g);
         if (i == 0) { /* re-pointed at fresh buffers and inputs */
@@ -357,7 +359,7 @@ static void test_gemm_dot(void **state)
     for (size_t i = 0; i < sizeof mn / sizeof mn[0]; i++)
         for (size_t j = 0; j < sizeof ks / sizeof ks[0]; j++) {
             const int64_t m = mn[i][0], n = mn[i][1], k = ks[j];
-            /* the rule leaves K <= 128 to the short-K twins, 5 rows or more up to K = 2048 to the GEMV kernel */
+            /* the rule leaves K <= 128, and 5 rows or more up to K = 2048, to the GEMV kernel */
             const int64_t small = m < n ? m : n;
             const char *cf = k < 129 || (small >= 5 && k <= 2048) ? "sm90_dot" : NULL;
             const bc_dtype ab = (i + j) % 2 ? BC_DTYPE_F16 : BC_DTYPE_BF16;
@@ -551,7 +553,7 @@ static void test_gemm_gemv(void **state)
             run_case(env, &cases[q]);
         }
     }
-    /* named at a K the rule leaves to the short-K twins */
+    /* named at a K of at most 128 (the rule's choice there too since the GEMV kernel took K <= 128) */
     static const int64_t named[][3] = {{16, 4096, 128}, {1, 1, 8}, {9, 77, 40}, {3000, 12, 64}};
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
         const gcase gc = {named[i][0], named[i][1], named[i][2], BC_DTYPE_BF16, (bc_dtype)(i % 3), 0.5f, 1.0f, 1,

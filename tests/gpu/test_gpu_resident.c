@@ -505,10 +505,11 @@ static void test_big_step_identical(void **state)
 
 /* A resident plan that launches on a short-K twin's dense-row kernel
  * (3968x8441x16: 4092 tiles of 128x64t, A's rows of 32 bytes, D's off 16
- * bytes, a bias and ReLU): the executor's 128x64 kernel loads A by its
- * tensor map instead, and must write the launch's bytes; right against the
- * reference. A resident plan keeps the rule's choice on such grids (no
- * move to 128x128), so this is what a network of them runs. */
+ * bytes, no C, bias or ReLU): launched without `resident` the rule moves
+ * it to 128x128 (D copied out on a large grid); a resident plan keeps
+ * 128x64t so that a network of such plans shares one resident kernel. The
+ * executor's 128x64 kernel loads A by its tensor map instead, and must
+ * write the launch's bytes; right against the reference. */
 static void test_dense_rows_resident(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
@@ -517,13 +518,22 @@ static void test_dense_rows_resident(void **state)
     bc_rng rng = {bc_ref_seed()};
     link k;
     memset(&k, 0, sizeof k);
-    const int64_t shape[3] = {3968, 8441, 16};
-    make_link(env, &k, shape, NULL, 0, NULL, &rng);
+    bc_gemm_desc_default(&k.d);
+    k.d.m = 3968, k.d.n = 8441, k.d.k = 16;
+    k.ha = gpu_upload(env, (size_t)(k.d.m * k.d.k), BC_DTYPE_BF16, &rng, &k.d.a);
+    k.hb = gpu_upload(env, (size_t)(k.d.n * k.d.k), BC_DTYPE_BF16, &rng, &k.d.b);
+    const size_t bytes = (size_t)(k.d.m * k.d.n) * 2;
+    CHECK_BC(bc_mem_alloc(env->dev, bytes, &k.d.d));
     bc_gemm_plan_info pi;
+    CHECK_BC(bc_gemm_plan_create(env->dev, &k.d, &k.plan)); /* launched: the rule's alternative */
+    CHECK_BC(bc_gemm_plan_query(k.plan, &pi));
+    assert_string_equal(pi.config, "sm90_128x128");
+    bc_gemm_plan_destroy(k.plan);
+    k.d.resident = 1;
+    CHECK_BC(bc_gemm_plan_create(env->dev, &k.d, &k.plan));
     CHECK_BC(bc_gemm_plan_query(k.plan, &pi));
     assert_string_equal(pi.config, "sm90_128x64t");
     assert_int_equal(pi.dense_a, 1);
-    const size_t bytes = (size_t)(k.d.m * k.d.n) * 2;
     void *want = malloc(bytes), *got = malloc(bytes);
     CHECK_BC(bc_gemm_launch(k.plan, env->s));
     CHECK_BC(bc_stream_wait(env->s, 5 * SEC));
@@ -544,7 +554,7 @@ static void test_dense_rows_resident(void **state)
     bc_resident_destroy(res);
     check_link(env, &k, 0);
     print_message("  3 steps of a dense-row 128x64t plan (%u tiles): the launch's bytes, right\n", pi.tiles);
-    free(want), free(got), free(k.ha), free(k.hb), free(k.hbias);
+    free(want), free(got), free(k.ha), free(k.hb);
     bc_gemm_plan_destroy(k.plan);
 }
 

@@ -152,14 +152,14 @@ static void test_config_rule(void **state)
                      (long long)d.k, r ? " (resident)" : "", l->kernel, split, want, want_split);
     }
     bc_gemm_desc d;
-    /* the skinny split: 32 tiles x 32 k-blocks take 2 ways (64 CTAs), not 4 (128 CTAs of clusters of 4 are
-     * over the 75% of the 132 SMs a round of its clusters holds); one tile of 165 k-blocks takes 8 */
     /* a resident plan keeps the rule's 128x64 in a crowded round (the executor runs a network's tile plans in
      * one kernel); the launched plan of the same shape takes 128x128 (above) */
     d = base_desc(&e, 138, 2361, 4240);
     d.resident = 1;
     launch_and_decode(&e, &d, &l);
     assert_string_equal(l->kernel, "bc_gemm_sm90_128x64");
+    /* the skinny split: 32 tiles x 32 k-blocks take 2 ways (64 CTAs), not 4 (128 CTAs of clusters of 4 are
+     * over the 75% of the 132 SMs a round of its clusters holds); one tile of 165 k-blocks takes 8 */
     d = base_desc(&e, 16, 1024, 2048);
     d.resident = 1;
     assert_int_equal(launch_and_decode(&e, &d, &l).split_k, 2);
@@ -461,11 +461,12 @@ static void test_row_tile(void **state)
     env_close(&e);
 }
 
-/* N = 1 with D one contiguous column runs transposed (1 x M x K on the
- * skinny configurations) where the 64-row grid would leave most SMs idle
- * and K is long, and wherever K is within the skinny short-K twin's
- * k-blocks: the kernel sees M' = 1, N' = M, A' = B, B' = A; the
- * caller's view (errors, set_pointers) keeps its own operands. */
+/* N = 1 with D one contiguous column, a plan the dot and GEMV kernels do
+ * not take (a resident one), runs transposed (1 x M x K on the skinny
+ * configurations) where the 64-row grid would leave most SMs idle and K is
+ * long, and wherever K is within the skinny short-K twin's k-blocks: the
+ * kernel sees M' = 1, N' = M, A' = B, B' = A; the caller's view (errors,
+ * set_pointers) keeps its own operands. */
 static void test_n1_transposed(void **state)
 {
     env e;

@@ -121,6 +121,7 @@ static void test_gemv_kernel(void **state)
         {16, 300, 520, 1, 38},    /* 17 steps, few rows: every warp a K group, runs of 8 */
         {437, 9, 14184, 2, 55},   /* 444 steps: 4 ways would be 220 CTAs, over 198 */
         {16, 128, 16384, 8, 16},  /* 512 steps: 8 ways keep 64 each, 16 x 8 within 198 */
+        {3, 9000, 24, 1, 141},    /* one step: one K group, 8 row groups of 8 (141 CTAs of 64 rows) */
     };
     for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++) {
         bc_gemm_desc d = base_desc(&e, grid[i].m, grid[i].n, grid[i].k);
