@@ -66,9 +66,11 @@ typedef struct bc_gemm_desc {
     uint32_t resident;    /* 0 (the default): the rule weighs every configuration. 1: the plan is meant for a
                              resident executor (bc_resident_create, sm_90a): there the rule weighs only
                              configurations that one runs (README, "Resident executor"), leaving out,
-                             e.g., the dot and GEMV kernels it takes for a few rows of outputs; on other
-                             devices it changes nothing. A named configuration is taken as named. Other
-                             values: BC_ERR_INVALID_ARGUMENT */
+                             e.g., the dot and GEMV kernels it takes for a few rows of outputs, and keeps
+                             its choice (no alternative configuration for a large or crowded grid), so
+                             that a network's tile plans share one resident kernel; on other devices it
+                             changes nothing. A named configuration is taken as named. Other values:
+                             BC_ERR_INVALID_ARGUMENT */
 } bc_gemm_desc;
 
 /* Contract: fills *out_desc with m=n=k=0, bf16 in, bf16 out, alpha 1, beta 0,
