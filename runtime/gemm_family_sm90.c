@@ -344,14 +344,6 @@
  * a k-block in ~240 ns whatever its bytes (B's 4 KB at ~17 GB/s an SM);
  * plain loads keep more bytes in flight (PERF_NOTES.md change 87). */
 #define BC_K_GEMV_ALL {BC_K_GEMM_SM90_GEMV, BC_K_GEMM_SM90_GEMV, BC_K_GEMM_SM90_GEMV}
-/* The GEMV kernel takes any K (every plan's K is a multiple of 8): on 40
- * drawn shapes of a smaller side of 1-16 rows and K of 8-128, which the
- * short-K twins took until then, it ran in 0.69 of their time plain, 0.66
- * with C aliasing D and 0.69 into f32, and never slower (0.53-0.98; the
- * H200, PERF_NOTES.md change 93): a small problem's time is the kernel's
- * set-up and one round trip of its loads, and the GEMV kernel has no
- * barriers to set up nor a TMA ring to fill. */
-#define BC_SM90_GEMV_MIN_K 8u
 static const bc__gemm_config configs[] = {
     BC__APPLY(SM90_CONFIG_MC, "128x256", BC_K_GEMM_SM90_128X256, BC_K_GEMM_SM90_128X256M, 100, BC_SM90_CFG_128X256),
     BC__APPLY(SM90_CONFIG, "128x256s", BC_K_GEMM_SM90_128X256S, 100, BC_SM90_CFG_128X256S),
@@ -392,7 +384,7 @@ static const bc__gemm_config configs[] = {
      .kernel = {BC_K_DOT_ALL, BC_K_DOT_ALL}},
     /* a batch of up to 16 rows against a wide operand: mma.sync fed by plain 16-byte loads (tile 1 x 1) */
     {.name = "sm90_gemv", .bm = 1, .bn = 1, .bk = 8, .threads = BC_GEMV_THREADS, .smem_bytes = BC_GEMV_SMEM_BYTES,
-     .weight_pct = 30, .pdl = 1, .gemv_max_q = BC_GEMV_MAX_Q, .dot_min_k = BC_SM90_GEMV_MIN_K,
+     .weight_pct = 30, .pdl = 1, .gemv_max_q = BC_GEMV_MAX_Q,
      .kernel = {BC_K_GEMV_ALL, BC_K_GEMV_ALL}},
 };
 

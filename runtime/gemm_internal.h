@@ -92,8 +92,8 @@ typedef struct bc__gemm_config {
     uint32_t dot_max_loads;  /* ... and at most this many 16-byte loads a CTA; and, for dot_cede_min_q
                                 smaller-side rows or more (0: any), K past dot_cede_max_k (gemm_rule.c) */
     uint32_t dot_cede_min_q, dot_cede_max_k;
-    uint32_t gemv_max_q;     /* 0: not the GEMV kernel; else it, for min(M, N) of at most this many rows and,
-                                unless named, K of at least dot_min_k (gemm_rule.c) */
+    uint32_t gemv_max_q;     /* 0: not the GEMV kernel; else it, for min(M, N) of at most this many rows, any
+                                K (gemm_rule.c, takes_gemv) */
     bc__kernel_id kernel[2][3]; /* [ab_type][d_type] */
 } bc__gemm_config;
 

@@ -296,10 +296,14 @@ static bc__gemv_grid gemv_grid(uint64_t m, uint64_t n, uint64_t k, uint32_t sm_c
 }
 
 /* Whether c is the GEMV configuration and takes the problem: the smaller
- * side at most gemv_max_q rows (the kernel's limit; K is a multiple of 8
- * in every plan, BC_ERR_K_ALIGNMENT); unless it was named, also K of at
- * least dot_min_k (BC_SM90_GEMV_MIN_K: any plan's K), split_k left to the
- * rule and not a resident plan: the executor runs GEMV plans alone or beside 128x64's tiles only
+ * side at most gemv_max_q rows (the kernel's limit), at any K (every
+ * plan's is a multiple of 8, BC_ERR_K_ALIGNMENT: on 40 drawn shapes of
+ * K 8-128, which the short-K twins took until then, the GEMV kernel ran in
+ * 0.69 of their time plain, 0.66 with C aliasing D and 0.69 into f32,
+ * never slower, on the H200: a small problem is a kernel's set-up and one
+ * round trip of its loads, and this kernel has no barriers to set up nor a
+ * TMA ring to fill; PERF_NOTES.md change 93); unless it was named, also
+ * split_k left to the rule and not a resident plan: the executor runs GEMV plans alone or beside 128x64's tiles only
  * (runtime/resident_program.c), and a plan cannot know its network's other
  * plans, so a resident plan keeps to the tiles, which always share a kernel
  * (GEMV plans run resident when named). The rule takes it after the dot
@@ -313,7 +317,7 @@ static int takes_gemv(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t 
     const uint64_t q = d->m < d->n ? (uint64_t)d->m : (uint64_t)d->n;
     if (q > c->gemv_max_q)
         return 0;
-    return named || ((uint64_t)d->k >= c->dot_min_k && d->split_k == 0 && !d->resident);
+    return named || (d->split_k == 0 && !d->resident);
 }
 
 /* Whether the rule weighs short-K configuration c for d: K within its

@@ -182,12 +182,12 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
     if dot and '.dot_cede_min_q = BC_SM90_DOT_CEDE_MIN_Q' in plan:
         dot.update({"cede_min_q": define(plan, "BC_SM90_DOT_CEDE_MIN_Q"),
                     "cede_max_k": define(plan, "BC_SM90_DOT_CEDE_MAX_K")})
-    # the GEMV kernel (gemm_family_sm90.c): the smaller side at most BC_GEMV_MAX_Q rows and K of at least
-    # BC_SM90_GEMV_MIN_K (any plan's), taken after the dot kernel and before every tile configuration; its
+    # the GEMV kernel (gemm_family_sm90.c): the smaller side at most BC_GEMV_MAX_Q rows, any K (gemm_rule.c,
+    # takes_gemv), taken after the dot kernel and before every tile configuration; its
     # split (gemm_rule.c, gemv_grid) from K's 32-element steps and the rows
     gemv = None
     if '.name = "sm90_gemv"' in plan:
-        gemv = {"max_q": define(abi, "BC_GEMV_MAX_Q"), "min_k": define(plan, "BC_SM90_GEMV_MIN_K"),
+        gemv = {"max_q": define(abi, "BC_GEMV_MAX_Q"),
                 "step": define(abi, "BC_GEMV_STEP"), "split_min_steps": define(plan, "BC_GEMV_SPLIT_MIN_STEPS"),
                 "ctas_per_sm": define(plan, "BC_GEMV_CTAS_PER_SM"), "wave_pct": define(plan, "BC_DOT_WAVE_PCT")}
     return {"configs": cfgs, "split_cost": split_cost, "max_split": define(plan, "BC_MAX_SPLIT_K"),
@@ -321,7 +321,7 @@ def gemv_choice(m, n, k, sms, rule):
     gemv_grid), else None."""
     g = rule.get("gemv")
     q, rows = min(m, n), max(m, n)
-    if not g or q > g["max_q"] or k < g["min_k"]:
+    if not g or q > g["max_q"]:
         return None
     steps, s = cdiv(k, g["step"]), 1
     while True:

@@ -39,7 +39,7 @@ static void test_config_rule(void **state)
         {9, 1000, 2000, "bc_gemm_sm90_gemv", 1},       {9, 10, 10528, "bc_gemm_sm90_gemv", 4},
         {4096, 16, 4096, "bc_gemm_sm90_gemv", 1},      {1, 256, 16384, "bc_gemm_sm90_gemv", 4},
         {27, 9, 5192, "bc_gemm_sm90_gemv", 2},         {16, 4096, 264, "bc_gemm_sm90_gemv", 1},
-        /* ... and at K <= 128 too (the short-K twins took those before; gemm_family_sm90.c, BC_SM90_GEMV_MIN_K) */
+        /* ... and at K <= 128 too (the short-K twins took those before; gemm_rule.c, takes_gemv) */
         {16, 4096, 128, "bc_gemm_sm90_gemv", 1},       {1, 10746, 16, "bc_gemm_sm90_gemv", 1},
         {3, 600, 16, "bc_gemm_sm90_gemv", 1},          {1, 1, 8, "bc_gemm_sm90_gemv", 1},
         {16, 32, 128, "bc_gemm_sm90_gemv", 1},         {16, 4096, 64, "bc_gemm_sm90_gemv", 1},
