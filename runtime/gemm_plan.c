@@ -380,8 +380,16 @@ static bc_status mc_takes_plan(bc_device *dev, const bc_gemm_desc *d, const bc__
     return BC_OK;
 }
 
+/* Whether the plan of d on c with params p runs c's dense-row kernel: its
+ * test passes on p's grid and the kernel is loaded. */
+static int dense_runs(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c, const bc_gemm_params *p)
+{
+    return dense_flags(d, c, p, launch_grid(c, p, (uint32_t)dev->info.sm_count, 0, 0)) != 0 &&
+           dev->image.fn[c->kernel_dense] != NULL;
+}
+
 /* Whether the plan of d on c (whole tiles, the rule's raster) takes c's
- * dense-row kernel (the test the plan makes below, on the same grid). */
+ * dense-row kernel, before the plan is made. */
 static int dense_takes(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c)
 {
     bc_gemm_params p;
@@ -390,8 +398,7 @@ static int dense_takes(const bc_device *dev, const bc_gemm_desc *d, const bc__ge
     p.tiles_n = bc__ceil_div((uint64_t)d->n, c->bn);
     p.group_m = GROUP_M;
     p.split_k = 1;
-    return dense_flags(d, c, &p, launch_grid(c, &p, (uint32_t)dev->info.sm_count, 0, 0)) != 0 &&
-           dev->image.fn[c->kernel_dense] != NULL;
+    return dense_runs(dev, d, c, &p);
 }
 
 /* The rule's choice gives way to an alternative (the caller named no
@@ -540,8 +547,7 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
         bc__gemm_dot_shape(&pl->params, sms);
     if (c->gemv_max_q)
         bc__gemm_gemv_shape(&pl->params, sms);
-    if (dense_flags(&k, c, &pl->params, launch_grid(c, &pl->params, sms, 0, 0)) &&
-        dev->image.fn[c->kernel_dense] != NULL) {
+    if (dense_runs(dev, &k, c, &pl->params)) {
         pl->params.flags |= BC_GEMM_F_DENSE_A; /* the twin's dense-row kernel (loaded with it) */
         pl->fn = dev->image.fn[c->kernel_dense];
     }
