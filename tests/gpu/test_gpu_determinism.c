@@ -37,7 +37,7 @@ static void make_operand(gpu_env *env, operand *o, size_t elems, bc_dtype t, bc_
     CHECK_BC(bc_memcpy_htod(env->dev, o->dev, o->host, o->bytes));
 }
 
-/* The kernel the next plans must run (NULL: any). */
+/* The kernel the next plan must run (NULL: any; same_bytes_on sets it). */
 static const char *expect_kernel;
 /* Set around plans without bias and ReLU (the others carry both). */
 static int plain_epilogue;
@@ -154,21 +154,26 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k,
     bc_mem_free(env->dev, load_d);
 }
 
+/* same_bytes_under_load, the plan checked to run `kernel`. */
+static void same_bytes_on(gpu_env *env, const char *kernel, int64_t m, int64_t n, int64_t k, const char *config,
+                          uint32_t split_k, float beta)
+{
+    expect_kernel = kernel;
+    same_bytes_under_load(env, m, n, k, config, split_k, beta);
+    expect_kernel = NULL;
+}
+
 static void test_same_bytes_two_streams_under_load(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
     /* 16 x 8 tiles, whole (Hopper: pinned; elsewhere the rule's choice) */
     same_bytes_under_load(env, 2000, 2048, 1000, gpu_is_hopper(env) ? "sm90_128x256" : NULL, 0, 0.0f);
     if (gpu_is_hopper(env)) { /* the multicast twins: pairs of CTAs sharing B's loads (rows off the sectors), */
-        expect_kernel = "bc_gemm_sm90_128x256m";
-        same_bytes_under_load(env, 2048, 2048, 2040, "sm90_128x256", 0, 0.0f);
-        expect_kernel = "bc_gemm_sm90_128x128m";
-        same_bytes_under_load(env, 1100, 1200, 1000, "sm90_128x128", 0, 0.5f);
+        same_bytes_on(env, "bc_gemm_sm90_128x256m", 2048, 2048, 2040, "sm90_128x256", 0, 0.0f);
+        same_bytes_on(env, "bc_gemm_sm90_128x128m", 1100, 1200, 1000, "sm90_128x128", 0, 0.5f);
         /* and the narrow tiles' twin: clusters of four on blocks of 2 x 2 tiles sharing A's and B's loads
          * (rows off the sectors, long K) */
-        expect_kernel = "bc_gemm_sm90_128x64m";
-        same_bytes_under_load(env, 505, 1380, 4424, "sm90_128x64", 0, 0.5f);
-        expect_kernel = NULL;
+        same_bytes_on(env, "bc_gemm_sm90_128x64m", 505, 1380, 4424, "sm90_128x64", 0, 0.5f);
     }
 }
 
@@ -216,9 +221,7 @@ static void test_same_bytes_skinny_under_load(void **state)
     same_bytes_under_load(env, 16, 128, 16384, "sm90_gemv", 0, 0.5f);
     same_bytes_under_load(env, 15473, 2, 152, "sm90_gemv", 0, 0.5f);
     /* ... and K of one step (K <= 128), the rule's own choice: 3 x 9000, row groups of 8, with C */
-    expect_kernel = "bc_gemm_sm90_gemv";
-    same_bytes_under_load(env, 3, 9000, 24, NULL, 0, 0.5f);
-    expect_kernel = NULL;
+    same_bytes_on(env, "bc_gemm_sm90_gemv", 3, 9000, 24, NULL, 0, 0.5f);
 }
 
 /* Plans without C, bias or ReLU: the epilogue's plain staging, through the
@@ -235,15 +238,11 @@ static void test_same_bytes_plain_under_load(void **state)
     same_bytes_under_load(env, 1000, 2047, 64, "sm90_128x64t", 0, 0.0f);
     same_bytes_under_load(env, 40, 8958, 8, "sm90_64x32t", 0, 0.0f);
     same_bytes_under_load(env, 300, 1001, 512, "sm90_64x32", 0, 0.0f);
-    expect_kernel = "bc_gemm_sm90_128x64m";
-    same_bytes_under_load(env, 505, 1380, 4424, "sm90_128x64", 0, 0.0f);
-    expect_kernel = NULL;
+    same_bytes_on(env, "bc_gemm_sm90_128x64m", 505, 1380, 4424, "sm90_128x64", 0, 0.0f);
     same_bytes_under_load(env, 1000, 2047, 64, "sm90_128x128", 0, 0.0f);
     same_bytes_under_load(env, 1000, 2048, 320, "sm90_128x256", 0, 0.0f);
     same_bytes_under_load(env, 56, 10928, 3088, "sm90_64x256", 0, 0.0f);
-    expect_kernel = "bc_gemm_sm90_128x128m";
-    same_bytes_under_load(env, 1100, 1200, 1000, "sm90_128x128", 0, 0.0f);
-    expect_kernel = NULL;
+    same_bytes_on(env, "bc_gemm_sm90_128x128m", 1100, 1200, 1000, "sm90_128x128", 0, 0.0f);
     plain_epilogue = 0;
 }
 
@@ -254,9 +253,7 @@ static void test_same_bytes_split_k_under_load(void **state)
         skip(); /* split-K exists on sm_90a only */
     same_bytes_under_load(env, 200, 1000, 4096, "sm90_128x128s", 4, 0.0f); /* 2 x 8 tiles, K in 4 over clusters */
     /* one tile row of 256 columns: the rule's choice (43 tiles, with C), and its split twin 2 ways (32 tiles) */
-    expect_kernel = "bc_gemm_sm90_64x256";
-    same_bytes_under_load(env, 56, 10928, 3088, NULL, 0, 0.5f);
-    expect_kernel = NULL;
+    same_bytes_on(env, "bc_gemm_sm90_64x256", 56, 10928, 3088, NULL, 0, 0.5f);
     same_bytes_under_load(env, 22, 8080, 5560, "sm90_64x256s", 2, 0.0f);
 }
 

@@ -16,6 +16,7 @@
 #include "gpu_common.h"
 #include "gpu_ref_check.h"
 #include "mlp.h"
+#include "resident_link.h"
 
 #define SEC 1000000000ull
 
@@ -87,52 +88,6 @@ static void test_mlp_against_reference(void **state)
     }
 }
 
-/* One GEMM of a chain, with host copies of everything it reads. */
-typedef struct link {
-    bc_gemm_desc d;
-    void *ha, *hb, *hc, *hbias;
-    bc_gemm_plan *plan;
-} link;
-
-/* One link of a chain: M x N x K on `config` split `split` ways (1: whole
- * tiles); after `prev` (its D read as A) with beta * C into f32 (the thread
- * epilogue), else with its own A and bias + ReLU; then its D and its plan. */
-static void make_link(gpu_env *env, link *k, const int64_t *mnk, const char *config, uint32_t split,
-                      const link *prev, bc_rng *rng)
-{
-    bc_gemm_desc *d = &k->d;
-    bc_gemm_desc_default(d);
-    d->m = mnk[0], d->n = mnk[1], d->k = mnk[2];
-    d->config = config;
-    d->resident = 1;
-    d->split_k = split;
-    if (prev)
-        d->a = prev->d.d, k->ha = malloc((size_t)(d->m * d->k) * 2);
-    else
-        k->ha = gpu_upload(env, (size_t)(d->m * d->k), BC_DTYPE_BF16, rng, &d->a);
-    k->hb = gpu_upload(env, (size_t)(d->n * d->k), BC_DTYPE_BF16, rng, &d->b);
-    if (prev) {
-        d->d_type = BC_DTYPE_F32;
-        d->beta = 0.5f;
-        k->hc = gpu_upload(env, (size_t)(d->m * d->n), BC_DTYPE_F32, rng, &d->c);
-    } else {
-        d->relu = 1;
-        k->hbias = gpu_upload(env, (size_t)d->n, BC_DTYPE_BF16, rng, &d->bias);
-    }
-    CHECK_BC(bc_mem_alloc(env->dev, (size_t)(d->m * d->n) * bc_dtype_bytes(d->d_type), &d->d));
-    CHECK_BC(bc_gemm_plan_create(env->dev, d, &k->plan));
-}
-
-/* Every row of the link's D against the fp64 reference; its A taken from
- * the device when `a_from_device` (the previous link's output). */
-static void check_link(gpu_env *env, link *k, int a_from_device)
-{
-    const bc_gemm_desc *d = &k->d;
-    if (a_from_device)
-        CHECK_BC(bc_memcpy_dtoh(env->dev, k->ha, d->a, (size_t)(d->m * d->k) * 2));
-    gpu_check_d(env, d, k->ha, k->hb, k->hc, k->hbias);
-}
-
 /* Ragged chains on 128x64 (TMA-store layer, then beta*C through the thread
  * epilogue into f32) and 128x128 (two independent plans in one phase; then
  * two that launch as its multicast twin, rows off the sectors on enough
@@ -188,25 +143,6 @@ static void test_configs_and_epilogues(void **state)
     for (int i = 0; i < 8; i++) {
         free(k[i].ha), free(k[i].hb), free(k[i].hc), free(k[i].hbias), free(launched[i]), free(resident[i]);
         bc_gemm_plan_destroy(k[i].plan);
-    }
-}
-
-/* Zeroed links with default descriptors. */
-static void links_default(link *k, int n)
-{
-    memset(k, 0, (size_t)n * sizeof *k);
-    for (int i = 0; i < n; i++) {
-        bc_gemm_desc_default(&k[i].d);
-        k[i].d.resident = 1; /* the rule's choice among what a resident kernel runs */
-    }
-}
-
-/* Each link's plan, also listed in plans[]. */
-static void plan_links(gpu_env *env, link *k, bc_gemm_plan **plans, int n)
-{
-    for (int i = 0; i < n; i++) {
-        CHECK_BC(bc_gemm_plan_create(env->dev, &k[i].d, &k[i].plan));
-        plans[i] = k[i].plan;
     }
 }
 
@@ -464,6 +400,37 @@ static void test_split_chains(void **state)
     split_chains(env, "sm90_64x32", "sm90_64x32s", 64);
 }
 
+/* k's plan (bf16 D, no C) launched, then run resident on sm_count CTAs (0:
+ * the default) for `steps` steps, D poisoned on the side stream before
+ * each: every step's D byte-identical to the launch's, and right against
+ * the reference. Frees the link. */
+static void steps_match_launch(gpu_env *env, link *k, uint32_t sm_count, int steps)
+{
+    const size_t bytes = (size_t)(k->d.m * k->d.n) * 2;
+    void *want = malloc(bytes), *got = malloc(bytes);
+    CHECK_BC(bc_gemm_launch(k->plan, env->s));
+    CHECK_BC(bc_stream_wait(env->s, 5 * SEC));
+    CHECK_BC(bc_memcpy_dtoh(env->dev, want, k->d.d, bytes));
+    bc_resident_config cfg;
+    bc_resident_config_default(&cfg);
+    if (sm_count)
+        cfg.sm_count = sm_count;
+    bc_resident *res = start(env, &k->plan, 1, &cfg);
+    for (int i = 0; i < steps; i++) {
+        CHECK_BC(bc_memset_d8_async(side, k->d.d, 0xFF, bytes));
+        CHECK_BC(bc_stream_wait(side, 5 * SEC));
+        CHECK_BC(bc_resident_step(res, 5 * SEC));
+        CHECK_BC(bc_memcpy_dtoh(env->dev, got, k->d.d, bytes));
+        if (memcmp(got, want, bytes) != 0)
+            fail_msg("step %d differs from the launched plan", i);
+    }
+    CHECK_BC(bc_resident_stop(res, SEC));
+    bc_resident_destroy(res);
+    check_link(env, k, 0);
+    free(want), free(got), free(k->ha), free(k->hb);
+    bc_gemm_plan_destroy(k->plan);
+}
+
 /* One 128x2048x2048 plan (sm90_64x32: 128 tiles, 128 CTAs): 1000 steps
  * (quick: 50), each output byte-identical to the launched plan's. */
 static void test_big_step_identical(void **state)
@@ -477,30 +444,10 @@ static void test_big_step_identical(void **state)
     memset(&k, 0, sizeof k);
     bc_gemm_desc_default(&k.d);
     k.d.m = 128, k.d.n = 2048, k.d.k = 2048, k.d.config = "sm90_64x32";
-    k.ha = gpu_upload(env, (size_t)(128 * 2048), BC_DTYPE_BF16, &rng, &k.d.a);
-    k.hb = gpu_upload(env, (size_t)(2048 * 2048), BC_DTYPE_BF16, &rng, &k.d.b);
-    const size_t bytes = (size_t)128 * 2048 * 2;
-    CHECK_BC(bc_mem_alloc(env->dev, bytes, &k.d.d));
+    upload_link(env, &k, &rng);
     CHECK_BC(bc_gemm_plan_create(env->dev, &k.d, &k.plan));
-    void *want = malloc(bytes), *got = malloc(bytes);
-    CHECK_BC(bc_gemm_launch(k.plan, env->s));
-    CHECK_BC(bc_stream_wait(env->s, 5 * SEC));
-    CHECK_BC(bc_memcpy_dtoh(env->dev, want, k.d.d, bytes));
-    check_link(env, &k, 0);
-    bc_resident *res = start(env, &k.plan, 1, NULL);
-    for (int i = 0; i < steps; i++) {
-        CHECK_BC(bc_memset_d8_async(side, k.d.d, 0xFF, bytes));
-        CHECK_BC(bc_stream_wait(side, 5 * SEC));
-        CHECK_BC(bc_resident_step(res, 5 * SEC));
-        CHECK_BC(bc_memcpy_dtoh(env->dev, got, k.d.d, bytes));
-        if (memcmp(got, want, bytes) != 0)
-            fail_msg("step %d differs from the launched plan", i);
-    }
+    steps_match_launch(env, &k, 0, steps);
     print_message("  %d steps of 128x2048x2048: byte-identical to the launched plan\n", steps);
-    CHECK_BC(bc_resident_stop(res, SEC));
-    bc_resident_destroy(res);
-    free(want), free(got), free(k.ha), free(k.hb);
-    bc_gemm_plan_destroy(k.plan);
 }
 
 /* A resident plan that launches on a short-K twin's dense-row kernel
@@ -520,10 +467,7 @@ static void test_dense_rows_resident(void **state)
     memset(&k, 0, sizeof k);
     bc_gemm_desc_default(&k.d);
     k.d.m = 3968, k.d.n = 8441, k.d.k = 16;
-    k.ha = gpu_upload(env, (size_t)(k.d.m * k.d.k), BC_DTYPE_BF16, &rng, &k.d.a);
-    k.hb = gpu_upload(env, (size_t)(k.d.n * k.d.k), BC_DTYPE_BF16, &rng, &k.d.b);
-    const size_t bytes = (size_t)(k.d.m * k.d.n) * 2;
-    CHECK_BC(bc_mem_alloc(env->dev, bytes, &k.d.d));
+    upload_link(env, &k, &rng);
     bc_gemm_plan_info pi;
     CHECK_BC(bc_gemm_plan_create(env->dev, &k.d, &k.plan)); /* launched: the rule's alternative */
     CHECK_BC(bc_gemm_plan_query(k.plan, &pi));
@@ -534,28 +478,9 @@ static void test_dense_rows_resident(void **state)
     CHECK_BC(bc_gemm_plan_query(k.plan, &pi));
     assert_string_equal(pi.config, "sm90_128x64t");
     assert_int_equal(pi.dense_a, 1);
-    void *want = malloc(bytes), *got = malloc(bytes);
-    CHECK_BC(bc_gemm_launch(k.plan, env->s));
-    CHECK_BC(bc_stream_wait(env->s, 5 * SEC));
-    CHECK_BC(bc_memcpy_dtoh(env->dev, want, k.d.d, bytes));
-    bc_resident_config cfg;
-    bc_resident_config_default(&cfg);
-    cfg.sm_count = 128; /* SMs left for the poisoning memset on the side stream (4092 items: 32 a CTA) */
-    bc_resident *res = start(env, &k.plan, 1, &cfg);
-    for (int i = 0; i < 3; i++) {
-        CHECK_BC(bc_memset_d8_async(side, k.d.d, 0xFF, bytes));
-        CHECK_BC(bc_stream_wait(side, 5 * SEC));
-        CHECK_BC(bc_resident_step(res, 5 * SEC));
-        CHECK_BC(bc_memcpy_dtoh(env->dev, got, k.d.d, bytes));
-        if (memcmp(got, want, bytes) != 0)
-            fail_msg("step %d differs from the launched dense-row plan", i);
-    }
-    CHECK_BC(bc_resident_stop(res, SEC));
-    bc_resident_destroy(res);
-    check_link(env, &k, 0);
+    /* 128 CTAs leave SMs for the poisoning memset on the side stream (4092 items: 32 a CTA) */
+    steps_match_launch(env, &k, 128, 3);
     print_message("  3 steps of a dense-row 128x64t plan (%u tiles): the launch's bytes, right\n", pi.tiles);
-    free(want), free(got), free(k.ha), free(k.hb);
-    bc_gemm_plan_destroy(k.plan);
 }
 
 /* The kernel copies the input from pinned memory and the output back: the
