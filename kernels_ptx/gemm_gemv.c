@@ -47,11 +47,20 @@ extern gemv_smem_u8 __attribute__((aligned(16))) bc_gemv_smem[];
 /* A CTA's share of a GEMV problem, from the plan's grid (groups row runs x
  * ns K slices): the larger side's rows and the smaller side's q, its K
  * steps and a slice's, the run's shape (nt, rw: module comment), its kw K
- * groups, cols larger-side rows and a warp's steps. */
+ * groups, cols larger-side rows (1 << lcols) and a warp's steps; lrw =
+ * log2(rw). */
 typedef struct gemv_geom {
-    uint32_t a_big, rows, q, steps, slice, nt, rw, kw, cols, wsteps;
+    uint32_t a_big, rows, q, steps, slice, nt, rw, kw, cols, wsteps, lrw, lcols;
 } gemv_geom;
 
+/* log2 of a power of two. */
+BC_DEVICE uint32_t gemv_log2(uint32_t x) { return (uint32_t)__builtin_ctz(x); }
+
+/* Without a division: every divisor here is a power of two (ns is 1, 2, 4
+ * or 8: gemm_rule.c's gemv_grid, which the executor's plans keep), and the
+ * run's test against groups' share of the rows, ceil(rows / groups) > x,
+ * is rows > x * groups. A division's chain of dependent instructions is
+ * what a resident GEMV item waits on before its first load. */
 BC_DEVICE gemv_geom gemv_geom_of(uint32_t m, uint32_t n, uint32_t k, uint32_t groups, uint32_t ns)
 {
     gemv_geom G;
@@ -59,19 +68,19 @@ BC_DEVICE gemv_geom gemv_geom_of(uint32_t m, uint32_t n, uint32_t k, uint32_t gr
     G.rows = G.a_big ? m : n;
     G.q = G.a_big ? n : m;
     G.steps = (k + BC_GEMV_STEP - 1u) / BC_GEMV_STEP;
-    G.slice = (G.steps + ns - 1u) / ns;
+    G.slice = (G.steps + ns - 1u) >> gemv_log2(ns);
     /* the plan's run of rows a CTA (gemm_rule.c, gemv_grid): 8 (one row group of 8), 16 with every warp a K
      * group (two groups of 8 rows), or rw row groups of 8 where the warps have fewer than 8 steps each */
-    const uint32_t per = (G.rows + groups - 1u) / groups;
-    G.rw = 1u, G.nt = 1u;
-    if (per > 8u && BC_GEMV_KGROUPS(G.slice) == BC_GEMV_WARPS)
+    G.rw = 1u, G.nt = 1u, G.lrw = 0u;
+    if ((uint64_t)G.rows > 8u * (uint64_t)groups && BC_GEMV_KGROUPS(G.slice) == BC_GEMV_WARPS)
         G.nt = 2u;
     else
-        while (8u * G.rw < per && G.rw < BC_GEMV_WARPS)
-            G.rw *= 2u;
-    G.kw = BC_GEMV_WARPS / G.rw;
-    G.cols = 8u * G.nt * G.rw;
-    G.wsteps = (G.slice + G.kw - 1u) / G.kw;
+        while ((uint64_t)G.rows > 8u * (uint64_t)G.rw * groups && G.rw < BC_GEMV_WARPS)
+            G.rw *= 2u, G.lrw++;
+    G.kw = BC_GEMV_WARPS >> G.lrw;
+    G.lcols = 3u + (G.nt - 1u) + G.lrw;
+    G.cols = 1u << G.lcols;
+    G.wsteps = (G.slice + G.kw - 1u) >> (3u - G.lrw);
     return G;
 }
 
@@ -98,8 +107,8 @@ BC_DEVICE gemv_lane gemv_lane_of(const gemv_geom *G, uint64_t a, uint64_t b, uin
     const uint64_t big = G->a_big ? a : b, big_ld = (uint64_t)(G->a_big ? lda : ldb) * 2u;
     const uint64_t small = G->a_big ? b : a, small_ld = (uint64_t)(G->a_big ? ldb : lda) * 2u;
     gemv_lane w;
-    w.kg = warp / G->rw;
-    w.rg = warp % G->rw;
+    w.kg = warp >> G->lrw;
+    w.rg = warp & (G->rw - 1u);
     const uint32_t r0 = grp * G->cols;
     for (uint32_t j = 0; j < 2u; j++) {
         const uint32_t r = r0 + w.rg * 8u * G->nt + 8u * j + g;
@@ -229,8 +238,8 @@ BC_DEVICE void gemv_store_part(const gemv_geom *G, uint32_t base, const gemv_lan
  * smaller-side row *s and column *col. */
 BC_DEVICE void gemv_out_of(const gemv_geom *G, uint32_t o, uint32_t *s, uint32_t *col)
 {
-    *s = G->a_big ? o % 16u : o / G->cols;
-    *col = G->a_big ? o / 16u : o % G->cols;
+    *s = G->a_big ? o % 16u : o >> G->lcols;
+    *col = G->a_big ? o / 16u : o & (G->cols - 1u);
 }
 
 /* The CTA's sum of (s, col): its K groups' partials in group order. */

@@ -53,9 +53,17 @@ BC_DEVICE void res_gemv_item(sm90_shape g, const res_info_s *op, uint64_t opaddr
     const bc_resident_gemv *gv = (const bc_resident_gemv *)opaddr;
     const uint64_t a = gv->a, b = gv->b;
     const uint32_t lda = gv->lda, ldb = gv->ldb, k = gv->k;
-    const uint32_t ns = op->split, grp = it / ns, rank = it % ns;
+    const uint32_t ns = op->split, grp = it >> gemv_log2(ns), rank = it & (ns - 1u); /* ns: 1, 2, 4 or 8 */
     const gemv_geom G = gemv_geom_of(op->m, op->n, k, op->tiles_m, ns);
+#ifdef BC_RES_TRACE_FINE /* diagnostic builds: the geometry worked out (events 20 + 2p, phases 0-2 only) */
+    if (tev && tev < 20u && gt == 0)
+        RES_TRACE(sync, res_ctl_of(g, base)->word, 20u + (tev - 2u) / 3u);
+#endif
     const gemv_lane w = gemv_lane_of(&G, a, b, lda, ldb, k, grp, rank, gt / 32u, gt % 32u);
+#ifdef BC_RES_TRACE_FINE /* ... and the lane's addresses: its first loads issue next (events 21 + 2p) */
+    if (tev && tev < 20u && gt == 0)
+        RES_TRACE(sync, res_ctl_of(g, base)->word, 21u + (tev - 2u) / 3u);
+#endif
     const uint32_t part = sm90_epi_buf(g, base, 0);
     float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
     if (op->ab_type == 1u)

@@ -52,7 +52,13 @@
  * TMA writes followed by generic reads and generic writes followed by TMA
  * reads; public persistent Hopper kernels signal other CTAs after
  * wait_group 0, fence.proxy.async.global and a release, and fence again
- * after the acquire before their TMA loads).
+ * after the acquire before their TMA loads). The fences stand only where
+ * the async proxy is used: the stores' before an arrival that ends a phase
+ * with tile GEMMs, the producer's after a barrier that opens one and at
+ * the start of a step of a program that has one (GEMV items and copies
+ * load and store through the generic proxy; a program of GEMV plans has
+ * no proxy fence: ~1 us off a step of three, kernels_ptx/PERF_NOTES.md
+ * change 95).
  *
  * The grid is launched cooperatively with one CTA per SM, so every CTA is
  * resident and the barrier cannot deadlock.
@@ -72,6 +78,7 @@ typedef struct res_ctl {
     uint64_t step_word;  /* the last step word read (CTAs other than 0) */
     uint64_t idle_since; /* globaltimer when the last step ended */
     uint32_t split_last; /* the consumers' split-K work item in hand arrived last for its tile */
+    uint32_t tma;        /* the program has tile GEMMs: TMA loads and stores, hence proxy fences */
 } res_ctl;
 typedef __attribute__((address_space(3))) res_ctl res_ctl_s;
 
@@ -81,7 +88,8 @@ _Static_assert(sizeof(res_ctl) <= 64, "resident control block");
  * launch (res_plan_phases) so that a step reads it instead of scanning the
  * operations and dividing out its tile coordinates: the operations
  * [j0, j1), whether a grid barrier opens the phase (RES_PH_BARRIER) and
- * whether it holds copies (RES_PH_COPY), the tiles of its GEMMs, and when
+ * whether it holds copies (RES_PH_COPY) or tile GEMMs (RES_PH_TMA: TMA loads
+ * and maybe stores, the async proxy), the tiles of its GEMMs, and when
  * the CTA has one (RES_PH_FIRST: ctaid < tiles) the operation that owns
  * tile ctaid and that tile's coordinates. */
 typedef struct res_phase {
@@ -93,6 +101,7 @@ typedef __attribute__((address_space(3))) res_phase res_phase_s;
 #define RES_PH_BARRIER 1u
 #define RES_PH_COPY 2u
 #define RES_PH_FIRST 4u
+#define RES_PH_TMA 8u
 _Static_assert(sizeof(res_phase) == 16 && BC_RESIDENT_MAX_OPS < 256, "res_phase layout");
 _Static_assert(BC_RESIDENT_SMEM_EXTRA == 96 * BC_RESIDENT_MAX_OPS + 64 + 16 * BC_RESIDENT_MAX_OPS,
                "the shared-memory map: infos, control block, phases");
@@ -119,11 +128,13 @@ _Static_assert(__builtin_offsetof(bc_resident_opinfo, d) == __builtin_offsetof(b
  * landed, first tile done, its loads issued; for a GEMV item: warp 0's
  * loads landed, the item done, the partials in shared memory; phases past
  * the fourth share the fourth's), 26-28 the step's end (published,
- * arrived, all arrived), 29 the step's proxy fence done, 30 a phase's
- * first GEMV item entered and 31 a barrier's proxy fence done (the
- * step's last such item and barrier: later ones overwrite). */
-#if defined(BC_RES_TRACE_TWICE) && !defined(BC_RES_TRACE)
-#error "BC_RES_TRACE_TWICE doubles GEMV work for the trace's stamps: a BC_RES_TRACE build only"
+ * arrived, all arrived), 29 the step's proxy fence done (programs with
+ * tile GEMMs only), 30 a phase's
+ * first GEMV item entered and 31 a barrier's proxy fence done (before
+ * a phase with tile GEMMs; the step's last such item and barrier: later
+ * ones overwrite). BC_RES_TRACE_FINE: resident_gemv.c's events 20-25. */
+#if (defined(BC_RES_TRACE_TWICE) || defined(BC_RES_TRACE_FINE)) && !defined(BC_RES_TRACE)
+#error "BC_RES_TRACE_TWICE and BC_RES_TRACE_FINE add to the trace's stamps: a BC_RES_TRACE build only"
 #endif
 #ifdef BC_RES_TRACE
 BC_DEVICE void res_trace(uint64_t sync, uint64_t step, uint32_t ev)
@@ -200,20 +211,26 @@ BC_DEVICE void res_next_step(res_ctl_s *ctl, uint64_t doorbell, uint64_t sync, u
 }
 
 /* Before a CTA arrives: every storing thread's TMA stores are complete and
- * ordered before its generic accesses (then the CTA barrier). */
-BC_DEVICE void res_publish_stores(uint32_t tid)
+ * ordered before its generic accesses (then the CTA barrier). tma: the
+ * phase just run had tile GEMMs (the stores since the last arrival are
+ * theirs: a phase of GEMV items and copies stores through the generic
+ * proxy only, and needs no proxy fence). */
+BC_DEVICE void res_publish_stores(uint32_t tma, uint32_t tid)
 {
-    if (tid >= BC_SM90_PRODUCER_THREADS && tid % 128u == 0) {
+    if (tma && tid >= BC_SM90_PRODUCER_THREADS && tid % 128u == 0) {
         bc_bulk_wait_all();
         bc_fence_proxy_async_global();
     }
     bc_syncthreads_divergent();
 }
 
-/* A grid-wide barrier (every thread of every CTA). */
-BC_DEVICE void res_grid_sync(res_ctl_s *ctl, uint64_t sync, uint32_t tev, uint32_t tid)
+/* A grid-wide barrier (every thread of every CTA). pub: the phase before
+ * it had tile GEMMs (res_publish_stores); acq: the phase after it has
+ * (its TMA loads read what other CTAs wrote: a proxy fence after the
+ * barrier; GEMV items and copies read through the generic proxy). */
+BC_DEVICE void res_grid_sync(res_ctl_s *ctl, uint64_t sync, uint32_t tev, uint32_t pub, uint32_t acq, uint32_t tid)
 {
-    res_publish_stores(tid);
+    res_publish_stores(pub, tid);
     if (tid == 128u)
         RES_TRACE(sync, ctl->word, tev + 1u);
     if (tid == 0) {
@@ -224,17 +241,19 @@ BC_DEVICE void res_grid_sync(res_ctl_s *ctl, uint64_t sync, uint32_t tev, uint32
         RES_TRACE(sync, ctl->word, tev + 2u);
     }
     bc_syncthreads_divergent();
-    if (tid == 0) {
+    if (tid == 0 && acq) {
         bc_fence_proxy_async_global(); /* the TMA loads below read what other CTAs wrote */
         RES_TRACE(sync, ctl->word, 31u);
     }
 }
 
 /* The step's end: every CTA arrives; CTA 0 waits for all of them and
- * reports the step complete to the host. */
-BC_DEVICE void res_finish_step(res_ctl_s *ctl, uint64_t sync, uint64_t done, uint32_t sys_release, uint32_t tid)
+ * reports the step complete to the host. tma: the last phase had tile
+ * GEMMs (res_publish_stores). */
+BC_DEVICE void res_finish_step(res_ctl_s *ctl, uint64_t sync, uint64_t done, uint32_t sys_release, uint32_t tma,
+                               uint32_t tid)
 {
-    res_publish_stores(tid);
+    res_publish_stores(tma, tid);
     if (tid == 128u)
         RES_TRACE(sync, ctl->word, 26u);
     if (tid != 0)
@@ -502,14 +521,17 @@ BC_DEVICE void res_gemm_tiles(sm90_shape g, uint64_t program, uint32_t base, con
     }
 }
 
-/* One step of the program. */
-BC_DEVICE void res_step(sm90_shape g, uint64_t program, uint32_t base, uint32_t nops, uint64_t sync, res_state *s,
-                        res_ctl_s *ctl, uint32_t tid)
+/* One step of the program; returns whether its last phase had tile GEMMs
+ * (RES_PH_TMA). The proxy fences are only where TMA accesses meet generic
+ * ones: a program of GEMV plans and copies has none. */
+BC_DEVICE uint32_t res_step(sm90_shape g, uint64_t program, uint32_t base, uint32_t nops, uint64_t sync,
+                            res_state *s, res_ctl_s *ctl, uint32_t tid)
 {
-    if (tid == 0) { /* the loads below read what the host copied in, or the last step stored */
+    if (tid == 0 && ctl->tma) { /* the TMA loads below read what the host copied in, or the last step stored */
         bc_fence_proxy_async_global();
         RES_TRACE(sync, ctl->word, 29u);
     }
+    uint32_t tma = 0; /* the phase before had tile GEMMs */
     for (uint32_t p = 0, j0 = 0, tev = 2u; j0 < nops; p++, tev = tev < 20u ? tev + 6u : tev) {
         const res_phase_s *ph = res_phase_of(g, base, p);
         const uint32_t j1 = ph->j1;
@@ -519,8 +541,9 @@ BC_DEVICE void res_step(sm90_shape g, uint64_t program, uint32_t base, uint32_t 
                 early = res_load_b_early(g, program, base, ph, s);
             if (tid == 0)
                 RES_TRACE(sync, ctl->word, tev);
-            res_grid_sync(ctl, sync, tev, tid);
+            res_grid_sync(ctl, sync, tev, tma, ph->flags & RES_PH_TMA, tid);
         }
+        tma = ph->flags & RES_PH_TMA;
         if (ph->flags & RES_PH_COPY)
             for (uint32_t j = j0; j < j1; j++)
                 if (res_info(g, base, j)->kind == BC_RESIDENT_OP_COPY)
@@ -529,6 +552,7 @@ BC_DEVICE void res_step(sm90_shape g, uint64_t program, uint32_t base, uint32_t 
             res_gemm_tiles(g, program, base, ph, s, early, sync, tev, tid);
         j0 = j1;
     }
+    return tma;
 }
 
 /* Thread 0, once per launch: the phase plan (res_phase) of this CTA. */
@@ -546,6 +570,8 @@ BC_DEVICE void res_plan_phases(sm90_shape g, uint32_t base, uint32_t nops)
                 flags |= RES_PH_COPY;
             else
                 tiles = op->phase_tiles;
+            if (op->kind == BC_RESIDENT_OP_GEMM)
+                flags |= RES_PH_TMA;
         }
         ph->j0 = (uint8_t)j0;
         ph->j1 = (uint8_t)j1;
@@ -593,8 +619,13 @@ BC_DEVICE void res_setup(sm90_shape g, uint64_t program, uint64_t first_seq, uin
         ctl->idle_since = bc_globaltimer_ns();
     }
     bc_syncthreads();
-    if (tid == 0) /* read by every thread after the step loop's first CTA barrier */
+    if (tid == 0) { /* read by every thread after the step loop's first CTA barrier */
         res_plan_phases(g, base, nops);
+        res_ctl_s *ctl = res_ctl_of(g, base);
+        ctl->tma = 0;
+        for (uint32_t j = 0; j < nops; j++)
+            ctl->tma |= res_info(g, base, j)->kind == BC_RESIDENT_OP_GEMM;
+    }
     for (uint32_t j = 0; j < nops; j++) {
         const res_info_s *op = res_info(g, base, j);
         const uint64_t maps = program + (uint64_t)j * sizeof(bc_resident_op);
@@ -641,8 +672,8 @@ BC_DEVICE void res_kernel(sm90_shape g, uint64_t program, uint64_t sync, uint64_
         if (tid == 128u)
             RES_TRACE(sync, v, 1u);
         if ((v & BC_RESIDENT_SEQ_MASK) != ctl->seen) {
-            res_step(g, program, base, nops, sync, &s, ctl, tid);
-            res_finish_step(ctl, sync, done, sys_release, tid);
+            const uint32_t tma = res_step(g, program, base, nops, sync, &s, ctl, tid);
+            res_finish_step(ctl, sync, done, sys_release, tma, tid);
         }
         if (v & BC_RESIDENT_STOP)
             break;

@@ -14,6 +14,9 @@ NAMES = {0: 'seen', 1: 'cons_start', 26: 'fin_pub', 27: 'fin_arrive', 28: 'all_a
 for p in range(4):
     for i, n in enumerate(['b_enter', 'pub', 'b_exit', 'first_full|loads', 'tile_done|done', 'prod_issued|parts']):
         NAMES[2 + 6 * p + i] = f'p{p}.{n}'
+# a build with -DBC_RES_TRACE_FINE (TRACE_FLAGS) stamps a GEMV item's geometry and lane addresses worked out
+# as events 20 + 2p and 21 + 2p of phases 0-2, in place of phase 3's (--fine names them so)
+FINE = {20 + 2 * p + i: f'p{p}.gemv_{n}' for p in range(3) for i, n in enumerate(['geom', 'lane'])}
 REC = 16 + 256 + 8 * 132 * EVENTS * 16  # header (magic, grid, ops, 0), sync block, stamps
 
 
@@ -53,5 +56,8 @@ def main(path):
         print(f'{NAMES.get(e, e):22s} {f(0):8.0f} {f(2):8.0f} {f(3):8.0f} {f(1):8.0f} {r[0][4]:4d}   {c0:9.0f} {c1:9.0f}')
 
 
+if '--fine' in sys.argv[1:]:
+    NAMES.update(FINE)
 for p in sys.argv[1:]:
-    main(p)
+    if p != '--fine':
+        main(p)

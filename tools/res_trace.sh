@@ -12,7 +12,8 @@
 #   python3 tools/res_trace.py t.bin
 # TRACE_FLAGS adds kernel flags: -DBC_RES_TRACE_TWICE runs a CTA's first
 # whole GEMV item of each phase twice, stamping the second run (what the
-# item costs with its code and operands cached).
+# item costs with its code and operands cached); -DBC_RES_TRACE_FINE stamps
+# a GEMV item's geometry and lane addresses worked out (res_trace.py --fine).
 set -e
 out=build-trace
 rm -rf "$out" && mkdir -p "$out"
