@@ -54,11 +54,12 @@
  * wait_group 0, fence.proxy.async.global and a release, and fence again
  * after the acquire before their TMA loads). The fences stand only where
  * the async proxy is used: the stores' before an arrival that ends a phase
- * with tile GEMMs, the producer's after a barrier that opens one and at
- * the start of a step of a program that has one (GEMV items and copies
- * load and store through the generic proxy; a program of GEMV plans has
- * no proxy fence: ~1 us off a step of three, kernels_ptx/PERF_NOTES.md
- * change 95).
+ * with tile GEMMs, the producer's after a barrier that opens one, before
+ * early B loads where the last barrier opened none (res_load_b_early: B may
+ * have been written before it) and at the start of a step of a program
+ * that has one (GEMV items and copies load and store through the generic
+ * proxy; a program of GEMV plans has no proxy fence: ~1 us off a step of
+ * three, kernels_ptx/PERF_NOTES.md change 95).
  *
  * The grid is launched cooperatively with one CTA per SM, so every CTA is
  * resident and the barrier cannot deadlock.
@@ -132,9 +133,10 @@ _Static_assert(__builtin_offsetof(bc_resident_opinfo, d) == __builtin_offsetof(b
  * tile GEMMs only), 30 a phase's
  * first GEMV item entered and 31 a barrier's proxy fence done (before
  * a phase with tile GEMMs; the step's last such item and barrier: later
- * ones overwrite). BC_RES_TRACE_FINE: resident_gemv.c's events 20-25. */
+ * ones overwrite). BC_RES_TRACE_FINE: resident_gemv.c's events 20-25, in
+ * place of phase 3's (programs of at most three phases). */
 #if (defined(BC_RES_TRACE_TWICE) || defined(BC_RES_TRACE_FINE)) && !defined(BC_RES_TRACE)
-#error "BC_RES_TRACE_TWICE and BC_RES_TRACE_FINE add to the trace's stamps: a BC_RES_TRACE build only"
+#error "BC_RES_TRACE_TWICE (GEMV work run twice) and BC_RES_TRACE_FINE (more stamps): BC_RES_TRACE builds only"
 #endif
 #ifdef BC_RES_TRACE
 BC_DEVICE void res_trace(uint64_t sync, uint64_t step, uint32_t ev)
@@ -327,9 +329,11 @@ BC_DEVICE bc_tile res_tile_of(const res_info_s *op, uint32_t it)
 }
 
 /* Producer, before the barrier that opens phase ph: the B halves of its
- * first tile's first stages, if that tile's B may be read early. */
+ * first tile's first stages, if that tile's B may be read early. fence: no
+ * proxy fence has followed the last barrier's acquire (the phase it opened
+ * had no tile GEMM), and B may have been written before that barrier. */
 BC_DEVICE res_early res_load_b_early(sm90_shape g, uint64_t program, uint32_t base, const res_phase_s *ph,
-                                     res_state *s)
+                                     res_state *s, uint32_t fence)
 {
     res_early early = {0, 0, s->stage};
     if (!(ph->flags & RES_PH_FIRST))
@@ -338,6 +342,8 @@ BC_DEVICE res_early res_load_b_early(sm90_shape g, uint64_t program, uint32_t ba
     const res_info_s *op = res_info(g, base, j);
     if (op->kind != BC_RESIDENT_OP_GEMM || !op->prefetch_b)
         return early;
+    if (fence)
+        bc_fence_proxy_async_global();
     const bc_tile tile = {ph->tm, ph->tn};
     const uint64_t tmap_b = program + (uint64_t)j * sizeof(bc_resident_op) + 128u;
     uint32_t kb1;
@@ -531,17 +537,19 @@ BC_DEVICE uint32_t res_step(sm90_shape g, uint64_t program, uint32_t base, uint3
         bc_fence_proxy_async_global();
         RES_TRACE(sync, ctl->word, 29u);
     }
-    uint32_t tma = 0; /* the phase before had tile GEMMs */
+    uint32_t tma = 0;             /* the phase before had tile GEMMs */
+    uint32_t fenced = ctl->tma;   /* thread 0 has fenced the proxies since its last acquire */
     for (uint32_t p = 0, j0 = 0, tev = 2u; j0 < nops; p++, tev = tev < 20u ? tev + 6u : tev) {
         const res_phase_s *ph = res_phase_of(g, base, p);
         const uint32_t j1 = ph->j1;
         res_early early = {0, 0, 0};
         if (ph->flags & RES_PH_BARRIER) {
             if (tid == 0)
-                early = res_load_b_early(g, program, base, ph, s);
+                early = res_load_b_early(g, program, base, ph, s, !fenced);
             if (tid == 0)
                 RES_TRACE(sync, ctl->word, tev);
             res_grid_sync(ctl, sync, tev, tma, ph->flags & RES_PH_TMA, tid);
+            fenced = ph->flags & RES_PH_TMA;
         }
         tma = ph->flags & RES_PH_TMA;
         if (ph->flags & RES_PH_COPY)
