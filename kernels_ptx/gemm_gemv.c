@@ -308,6 +308,6 @@ BC_DEVICE void gemv_gemm(const bc_gemm_params *p)
 BC_KERNEL void bc_gemm_sm90_gemv(bc_gemm_params p) { gemv_gemm(&p); }
 
 _Static_assert(BC_GEMV_MAX_COLS == 8 * BC_GEMV_WARPS, "a CTA's columns: one row group of 8 a warp at most");
-_Static_assert(BC_GEMV_WARPS == 8, "gemv_geom_of: kw = 8 >> lrw, cols = 8 nt rw = 1 << (3 + nt - 1 + lrw)");
+_Static_assert(BC_GEMV_WARPS == 8, "gemv_geom_of: kw = 8 >> lrw, so wsteps = ceil(slice / kw) shifts by 3 - lrw");
 _Static_assert(BC_GEMV_PART_BYTES >= BC_GEMV_WARPS * 16 * 16 * 4, "partials: 8 K groups of 16 columns");
 _Static_assert(BC_GEMV_SMEM_BYTES == GEMV_CPART_OFF + BC_GEMV_MAX_COLS * 16 * 4, "shared memory layout");

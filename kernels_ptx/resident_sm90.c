@@ -130,10 +130,9 @@ _Static_assert(__builtin_offsetof(bc_resident_opinfo, d) == __builtin_offsetof(b
  * loads landed, the item done, the partials in shared memory; phases past
  * the fourth share the fourth's), 26-28 the step's end (published,
  * arrived, all arrived), 29 the step's proxy fence done (programs with
- * tile GEMMs only), 30 a phase's
- * first GEMV item entered and 31 a barrier's proxy fence done (before
- * a phase with tile GEMMs; the step's last such item and barrier: later
- * ones overwrite). BC_RES_TRACE_FINE: resident_gemv.c's events 20-25, in
+ * tile GEMMs only), 30 a phase's first GEMV item entered and 31 a
+ * barrier's proxy fence done (before a phase with tile GEMMs; the step's
+ * last such item and barrier: later ones overwrite). BC_RES_TRACE_FINE: resident_gemv.c's events 20-25, in
  * place of phase 3's (programs of at most three phases). */
 #if (defined(BC_RES_TRACE_TWICE) || defined(BC_RES_TRACE_FINE)) && !defined(BC_RES_TRACE)
 #error "BC_RES_TRACE_TWICE (GEMV work run twice) and BC_RES_TRACE_FINE (more stamps): BC_RES_TRACE builds only"
@@ -331,7 +330,8 @@ BC_DEVICE bc_tile res_tile_of(const res_info_s *op, uint32_t it)
 /* Producer, before the barrier that opens phase ph: the B halves of its
  * first tile's first stages, if that tile's B may be read early. fence: no
  * proxy fence has followed the last barrier's acquire (the phase it opened
- * had no tile GEMM), and B may have been written before that barrier. */
+ * had no tile GEMM); B may have been written before that barrier, so one
+ * goes before these loads. */
 BC_DEVICE res_early res_load_b_early(sm90_shape g, uint64_t program, uint32_t base, const res_phase_s *ph,
                                      res_state *s, uint32_t fence)
 {
