@@ -10,9 +10,9 @@
  * stream reports CUDA_ERROR_NOT_READY; once the stop bit is rung (and the
  * kernel is not stalled) the query waits for the thread to end, so that a
  * stop takes the same driver calls on every run (the fault sweep relies on
- * it). fake_set_resident_stall(1) freezes
- * every such thread (a step that does not complete; stop cannot finish
- * either) until it is cleared. Destroying the thread's context (or the last
+ * it). fake_set_resident_stall(1) freezes every such thread (a step that
+ * does not complete; stop cannot finish either) until it is cleared, from
+ * when it returns (it waits for each thread to see it). Destroying the thread's context (or the last
  * primary reference), or fake_reset, ends it, as the real driver ends a
  * context's kernels; so does an injected sticky error (the real context
  * would be lost). Freeing memory that holds a running thread's doorbell,
@@ -33,8 +33,9 @@ typedef struct fake_res {
     CUcontext ctx;
     CUstream stream;
     bc_resident_params p;
-    int kill;    /* atomic: end now */
-    int running; /* atomic: cleared by the thread as it ends */
+    int kill;      /* atomic: end now */
+    int running;   /* atomic: cleared by the thread as it ends */
+    uint64_t iter; /* atomic: the thread's loop passes completed (fake_set_resident_stall waits on it) */
 } fake_res;
 
 static fake_res slots[FAKE_MAX_RESIDENT];
@@ -62,6 +63,7 @@ static void *resident_main(void *arg)
             if (v & BC_RESIDENT_STOP)
                 break;
         }
+        __atomic_add_fetch(&r->iter, 1, __ATOMIC_ACQ_REL);
         struct timespec ts = {0, 5000};
         nanosleep(&ts, NULL);
     }
@@ -198,6 +200,27 @@ void fake__resident_reset(void)
 }
 
 void fake_set_resident_hook(fake_resident_hook fn) { __atomic_store_n(&hook, fn, __ATOMIC_RELEASE); }
-void fake_set_resident_stall(int on) { __atomic_store_n(&stall, on, __ATOMIC_RELEASE); }
+/* Stalling waits until every running thread has begun a loop pass after
+ * the flag was set (two passes completed since): a pass that read the flag
+ * clear just before could otherwise still take a step rung after this
+ * returns, and a stalled step's driver calls would vary from run to run. */
+void fake_set_resident_stall(int on)
+{
+    __atomic_store_n(&stall, on, __ATOMIC_RELEASE);
+    if (!on)
+        return;
+    for (int i = 0; i < FAKE_MAX_RESIDENT; i++) {
+        fake_res *r = &slots[i];
+        if (!r->used)
+            continue;
+        const uint64_t from = __atomic_load_n(&r->iter, __ATOMIC_ACQUIRE);
+        for (int spins = 0; spins < 500000 && __atomic_load_n(&r->running, __ATOMIC_ACQUIRE) &&
+                            __atomic_load_n(&r->iter, __ATOMIC_ACQUIRE) < from + 2;
+             spins++) {
+            struct timespec ts = {0, 10000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
 uint64_t fake_resident_steps(void) { return __atomic_load_n(&steps, __ATOMIC_RELAXED); }
 uint64_t fake_resident_misuse(void) { return __atomic_load_n(&misuse, __ATOMIC_RELAXED); }
