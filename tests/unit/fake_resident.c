@@ -12,11 +12,12 @@
  * stop takes the same driver calls on every run (the fault sweep relies on
  * it). fake_set_resident_stall(1) freezes every such thread (a step that
  * does not complete; stop cannot finish either) until it is cleared, from
- * when it returns (it waits for each thread to see it). Destroying the thread's context (or the last
- * primary reference), or fake_reset, ends it, as the real driver ends a
- * context's kernels; so does an injected sticky error (the real context
- * would be lost). Freeing memory that holds a running thread's doorbell,
- * completion word or program ends it too and counts a misuse. */
+ * when it returns (it waits for each thread to see it). Destroying the
+ * thread's context (or the last primary reference), or fake_reset, ends
+ * it, as the real driver ends a context's kernels; so does an injected
+ * sticky error (the real context would be lost). Freeing memory that
+ * holds a running thread's doorbell, completion word or program ends it
+ * too and counts a misuse. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
