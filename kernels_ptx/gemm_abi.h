@@ -156,16 +156,22 @@
  * groups of 8 (fewer K groups where the warps would have fewer than 8
  * steps each and the CTAs still fill the SMs). Shared memory: each K
  * group's partials of the CTA's outputs (at most 64 larger-side rows x 16),
- * then the CTA's sums. */
+ * then the CTA's sums. Its twin bc_gemm_sm90_gemv32 takes a smaller side of
+ * up to BC_GEMV32_MAX_Q rows as two halves of 16 in each warp's mma, with
+ * partials of 32 rows. */
 #define BC_GEMV_THREADS 256
 #define BC_GEMV_WARPS (BC_GEMV_THREADS / 32)
-#define BC_GEMV_MAX_Q 16 /* min(M, N) */
+#define BC_GEMV_MAX_Q 16   /* min(M, N) */
+#define BC_GEMV32_MAX_Q 32 /* ... of the twin */
 #define BC_GEMV_STEP 32  /* elements of K a step */
 /* the most K groups of a CTA's warps that give each at least 8 of its `steps` steps of K (at least 1) */
 #define BC_GEMV_KGROUPS(steps) ((steps) >= 64u ? 8u : (steps) >= 32u ? 4u : (steps) >= 16u ? 2u : 1u)
 #define BC_GEMV_MAX_COLS 64 /* larger-side rows a CTA: (8 / K groups) row groups x 8 or 16 */
-#define BC_GEMV_PART_BYTES (BC_GEMV_WARPS * 8 * 16 * 4 * 2) /* K groups x their columns x 16 f32, at most */
-#define BC_GEMV_SMEM_BYTES (BC_GEMV_PART_BYTES + BC_GEMV_MAX_COLS * 16 * 4)
+/* K groups x their columns x q f32, at most */
+#define BC_GEMV_PART_BYTES_OF(q) (BC_GEMV_WARPS * 8 * (q) * 4 * 2)
+#define BC_GEMV_PART_BYTES BC_GEMV_PART_BYTES_OF(BC_GEMV_MAX_Q)
+#define BC_GEMV_SMEM_BYTES (BC_GEMV_PART_BYTES + BC_GEMV_MAX_COLS * BC_GEMV_MAX_Q * 4)
+#define BC_GEMV32_SMEM_BYTES (BC_GEMV_PART_BYTES_OF(BC_GEMV32_MAX_Q) + BC_GEMV_MAX_COLS * BC_GEMV32_MAX_Q * 4)
 
 /* bc_gemm_params.flags */
 #define BC_GEMM_F_C 1u         /* add beta * C */

@@ -59,7 +59,7 @@ BC_DEVICE void res_gemv_item(sm90_shape g, const res_info_s *op, uint64_t opaddr
     if (tev && tev < 20u && gt == 0)
         RES_TRACE(sync, res_ctl_of(g, base)->word, 20u + (tev - 2u) / 3u);
 #endif
-    const gemv_lane w = gemv_lane_of(&G, a, b, lda, ldb, k, grp, rank, gt / 32u, gt % 32u);
+    const gemv_lane w = gemv_lane_of(&G, a, b, lda, ldb, k, grp, rank, gt / 32u, gt % 32u, 0u);
 #ifdef BC_RES_TRACE_FINE /* ... and the lane's addresses: its first loads issue next (events 21 + 2p) */
     if (tev && tev < 20u && gt == 0)
         RES_TRACE(sync, res_ctl_of(g, base)->word, 21u + (tev - 2u) / 3u);
@@ -67,15 +67,15 @@ BC_DEVICE void res_gemv_item(sm90_shape g, const res_info_s *op, uint64_t opaddr
     const uint32_t part = sm90_epi_buf(g, base, 0);
     float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
     if (op->ab_type == 1u)
-        gemv_steps_of(&w, acc, G.nt, G.q > 8u, 1, 1);
+        gemv_steps_of(&w, acc, G.nt, G.q > 8u, 0u, 1, 1);
     else
-        gemv_steps_of(&w, acc, G.nt, G.q > 8u, 1, 0);
+        gemv_steps_of(&w, acc, G.nt, G.q > 8u, 0u, 1, 0);
     if (tev && gt == 0) /* warp 0's loads landed (its mma need them) */
         RES_TRACE(sync, res_ctl_of(g, base)->word, tev + 3u);
     if (bc_tid_x() == BC_SM90_PRODUCER_THREADS)
         bc_bulk_wait_read_all(); /* the last tile's TMA stores are done reading the staging buffers */
     bc_bar_sync_divergent(RES_BAR_GEMV, BC_GEMV_THREADS); /* ... and every thread has read the item before's partials */
-    gemv_store_part(&G, part, &w, acc, gt % 32u);
+    gemv_store_part(&G, part, &w, acc, gt % 32u, 0u);
     bc_bar_sync_divergent(RES_BAR_GEMV, BC_GEMV_THREADS);
     if (tev && gt == 0) /* every warp's partials in shared memory */
         RES_TRACE(sync, res_ctl_of(g, base)->word, tev + 5u);
@@ -84,10 +84,10 @@ BC_DEVICE void res_gemv_item(sm90_shape g, const res_info_s *op, uint64_t opaddr
     if (ns == 1u) {
         for (uint32_t o = gt; o < outs; o += BC_GEMV_THREADS) {
             uint32_t s, col;
-            gemv_out_of(&G, o, &s, &col);
+            gemv_out_of(&G, o, &s, &col, 4u);
             const uint32_t r = r0 + col;
             if (s < G.q && r < G.rows)
-                bc_epi_finish_one(e, (int)op->d_type, gemv_cta_sum(&G, part, s, col), G.a_big ? r : s,
+                bc_epi_finish_one(e, (int)op->d_type, gemv_cta_sum(&G, part, s, col, 4u), G.a_big ? r : s,
                                   G.a_big ? s : r);
         }
         /* every thread has read the partials before any goes on to a tile, whose epilogue's barrier holds only
@@ -102,8 +102,8 @@ BC_DEVICE void res_gemv_item(sm90_shape g, const res_info_s *op, uint64_t opaddr
 #pragma unroll
         for (uint32_t i = 0; i < 4u; i++) {
             uint32_t s, col;
-            gemv_out_of(&G, o + i, &s, &col);
-            v[i] = gemv_cta_sum(&G, part, s, col);
+            gemv_out_of(&G, o + i, &s, &col, 4u);
+            v[i] = gemv_cta_sum(&G, part, s, col, 4u);
         }
         bc_st_global_v4f32(slots + (uint64_t)rank * BC_RESIDENT_GEMV_SLOT_BYTES + o * 4u, v[0], v[1], v[2], v[3]);
     }
@@ -132,7 +132,7 @@ BC_DEVICE void res_gemv_item(sm90_shape g, const res_info_s *op, uint64_t opaddr
 #pragma unroll
         for (uint32_t i = 0; i < 4u; i++) {
             uint32_t s, col;
-            gemv_out_of(&G, o + i, &s, &col);
+            gemv_out_of(&G, o + i, &s, &col, 4u);
             const uint32_t r = r0 + col;
             if (s < G.q && r < G.rows)
                 bc_epi_finish_one(e, (int)op->d_type, v[i], G.a_big ? r : s, G.a_big ? s : r);

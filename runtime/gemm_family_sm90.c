@@ -344,6 +344,21 @@
  * a k-block in ~240 ns whatever its bytes (B's 4 KB at ~17 GB/s an SM);
  * plain loads keep more bytes in flight (PERF_NOTES.md change 87). */
 #define BC_K_GEMV_ALL {BC_K_GEMM_SM90_GEMV, BC_K_GEMM_SM90_GEMV, BC_K_GEMM_SM90_GEMV}
+/* Its 32-row twin (bc_gemm_sm90_gemv32: the smaller side as two halves of
+ * 16 rows in each warp's mma, its own entry so that the 16-row kernel's
+ * code stays as it was): the rule takes it for 17-32 rows where the larger
+ * side has at most BC_GEMV32_RULE_MAX_ROWS rows and K is at most
+ * BC_GEMV32_RULE_MAX_K. Fitted on 101 shapes of 17-32 rows on the H200,
+ * the twin forced beside the tiles the rule took (PERF_NOTES.md change 99):
+ * forced everywhere 0.845 of the tiles' time (geometric mean) but up to
+ * 1.64x on a large operand (26x13176x2784) and 25 shapes slower by more
+ * than 2%; within these bounds 0.822, the slowest 1.012x. Past them the
+ * tiles' TMA ring streams the large operand as fast, and the twin's two
+ * steps in flight a warp (four ran slower: change 99) fall behind on a
+ * long K. */
+#define BC_GEMV32_RULE_MAX_ROWS 4096u
+#define BC_GEMV32_RULE_MAX_K 3072u
+#define BC_K_GEMV32_ALL {BC_K_GEMM_SM90_GEMV32, BC_K_GEMM_SM90_GEMV32, BC_K_GEMM_SM90_GEMV32}
 static const bc__gemm_config configs[] = {
     BC__APPLY(SM90_CONFIG_MC, "128x256", BC_K_GEMM_SM90_128X256, BC_K_GEMM_SM90_128X256M, 100, BC_SM90_CFG_128X256),
     BC__APPLY(SM90_CONFIG, "128x256s", BC_K_GEMM_SM90_128X256S, 100, BC_SM90_CFG_128X256S),
@@ -386,6 +401,10 @@ static const bc__gemm_config configs[] = {
     {.name = "sm90_gemv", .bm = 1, .bn = 1, .bk = 8, .threads = BC_GEMV_THREADS, .smem_bytes = BC_GEMV_SMEM_BYTES,
      .weight_pct = 30, .pdl = 1, .gemv_max_q = BC_GEMV_MAX_Q,
      .kernel = {BC_K_GEMV_ALL, BC_K_GEMV_ALL}},
+    /* a batch of 17-32 rows: the same, two halves of 16 rows */
+    {.name = "sm90_gemv32", .bm = 1, .bn = 1, .bk = 8, .threads = BC_GEMV_THREADS, .smem_bytes = BC_GEMV32_SMEM_BYTES,
+     .weight_pct = 30, .pdl = 1, .gemv_max_q = BC_GEMV32_MAX_Q, .gemv_rule_min_q = BC_GEMV_MAX_Q + 1,
+     .gemv_rule_max_rows = BC_GEMV32_RULE_MAX_ROWS, .gemv_rule_max_k = BC_GEMV32_RULE_MAX_K, .kernel = {BC_K_GEMV32_ALL, BC_K_GEMV32_ALL}},
 };
 
 static const bc__gemm_arch archs[] = {{9, 0, BC__ROLE_RULE}};

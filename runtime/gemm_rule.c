@@ -308,16 +308,24 @@ static bc__gemv_grid gemv_grid(uint64_t m, uint64_t n, uint64_t k, uint32_t sm_c
  * plans, so a resident plan keeps to the tiles, which always share a kernel
  * (GEMV plans run resident when named). The rule takes it after the dot
  * kernel (which cedes it the problems takes_dot says) and before every tile
- * configuration. Also rule_has's predicate (named 0). */
+ * configuration; the 32-row twin only within its rule range (17-32 rows, a
+ * larger side of at most gemv_rule_max_rows, K of at most gemv_rule_max_k).
+ * Also rule_has's predicate (named 0). */
 static int takes_gemv(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t sms, int named)
 {
     (void)sms;
     if (c->gemv_max_q == 0)
         return 0;
     const uint64_t q = d->m < d->n ? (uint64_t)d->m : (uint64_t)d->n;
+    const uint64_t rows = d->m < d->n ? (uint64_t)d->n : (uint64_t)d->m;
     if (q > c->gemv_max_q)
         return 0;
-    return named || (d->split_k == 0 && !d->resident);
+    if (named)
+        return 1;
+    if (q < c->gemv_rule_min_q ||
+        (c->gemv_rule_max_rows != 0 && (rows > c->gemv_rule_max_rows || (uint64_t)d->k > c->gemv_rule_max_k)))
+        return 0; /* the 32-row twin: the rule's range for it (gemm_family_sm90.c) */
+    return d->split_k == 0 && !d->resident;
 }
 
 /* Whether the rule weighs short-K configuration c for d: K within its

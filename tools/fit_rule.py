@@ -190,6 +190,12 @@ def read_rule(plan_c=None, abi_h=None, family_c=None):
         gemv = {"max_q": define(abi, "BC_GEMV_MAX_Q"),
                 "step": define(abi, "BC_GEMV_STEP"), "split_min_steps": define(plan, "BC_GEMV_SPLIT_MIN_STEPS"),
                 "ctas_per_sm": define(plan, "BC_GEMV_CTAS_PER_SM"), "wave_pct": define(plan, "BC_DOT_WAVE_PCT")}
+        # its 32-row twin: the rule's for 17-32 rows with a larger side of at most BC_GEMV32_RULE_MAX_ROWS and
+        # K of at most BC_GEMV32_RULE_MAX_K
+        if '.name = "sm90_gemv32"' in plan:
+            gemv["max_q32"] = define(abi, "BC_GEMV32_MAX_Q")
+            gemv["max_rows32"] = define(plan, "BC_GEMV32_RULE_MAX_ROWS")
+            gemv["max_k32"] = define(plan, "BC_GEMV32_RULE_MAX_K")
     return {"configs": cfgs, "split_cost": split_cost, "max_split": define(plan, "BC_MAX_SPLIT_K"),
             "bk": bk, "dot": dot, "gemv": gemv, "extra": {"tile_kb": 0, "c_kb": 0, "f32_kb": 0}}
 
@@ -317,12 +323,17 @@ def dot_choice(m, n, k, sms, rule):
 
 
 def gemv_choice(m, n, k, sms, rule):
-    """("sm90_gemv", its cluster size) where the rule takes the GEMV kernel (gemm_rule.c, takes_gemv and
-    gemv_grid), else None."""
+    """("sm90_gemv" or "sm90_gemv32", its cluster size) where the rule takes the GEMV kernel or its 32-row twin
+    (gemm_rule.c, takes_gemv and gemv_grid), else None."""
     g = rule.get("gemv")
     q, rows = min(m, n), max(m, n)
-    if not g or q > g["max_q"]:
+    if not g:
         return None
+    name = "sm90_gemv"
+    if q > g["max_q"]:
+        if q > g.get("max_q32", 0) or rows > g["max_rows32"] or k > g["max_k32"]:
+            return None
+        name = "sm90_gemv32"
     steps, s = cdiv(k, g["step"]), 1
     while True:
         t = 2 * s
@@ -330,7 +341,7 @@ def gemv_choice(m, n, k, sms, rule):
         if t > rule["max_split"] or steps // t < g["split_min_steps"] or cdiv(rows, 8) * t > rnd:
             break
         s = t
-    return "sm90_gemv", s
+    return name, s
 
 
 def choose_swapped(m, n, k, sms, rule, c_read=False, f32=False):

@@ -70,7 +70,7 @@ static void same_bytes_under_load(gpu_env *env, int64_t m, int64_t n, int64_t k,
     CHECK_BC(bc_gemm_plan_query(plan, &info));
     /* the dot and GEMV kernels size their own cluster down K (plan info reports it) */
     if (info.split_k != (split_k ? split_k : 1) && strcmp(info.config, "sm90_dot") != 0 &&
-        strcmp(info.config, "sm90_gemv") != 0)
+        strncmp(info.config, "sm90_gemv", 9) != 0) /* sm90_gemv and sm90_gemv32 */
         fail_msg("%lldx%lldx%lld: split_k %u, asked for %u", (long long)m, (long long)n, (long long)k, info.split_k,
                  split_k);
     if (expect_kernel != NULL)
@@ -222,6 +222,11 @@ static void test_same_bytes_skinny_under_load(void **state)
     same_bytes_under_load(env, 15473, 2, 152, "sm90_gemv", 0, 0.5f);
     /* ... and K of one step (K <= 128), the rule's own choice: 3 x 9000, row groups of 8, with C */
     same_bytes_on(env, "bc_gemm_sm90_gemv", 3, 9000, 24, NULL, 0, 0.5f);
+    /* its 32-row twin: 17 rows in runs of 16 columns, 20 rows with K over clusters of 4 (named: past the
+     * rule's K), and 18 rows in row groups of 8 for K of one step (the rule's own choice), with C */
+    same_bytes_under_load(env, 17, 2160, 2808, "sm90_gemv32", 0, 0.5f);
+    same_bytes_under_load(env, 20, 300, 16384, "sm90_gemv32", 0, 0.5f);
+    same_bytes_on(env, "bc_gemm_sm90_gemv32", 2999, 18, 24, NULL, 0, 0.5f);
 }
 
 /* Plans without C, bias or ReLU: the epilogue's plain staging, through the

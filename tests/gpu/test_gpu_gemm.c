@@ -522,6 +522,39 @@ static void test_dependent_chain(void **state)
     run_chain(env, &c1, &c2, 1, NULL);
 }
 
+/* Each shape where the rule takes `config` (checked), with alternating input and output types: plain, and
+ * with C, a bias, ReLU and padded rows (odd D rows); shapes past 2^27 multiply-adds skipped in the quick set. */
+static void run_rule_shapes(gpu_env *env, const int64_t (*list)[3], size_t count, const char *config)
+{
+    for (size_t i = 0; i < count; i++) {
+        const int64_t m = list[i][0], n = list[i][1], k = list[i][2];
+        if (quick && m * n * k > (1ll << 27))
+            continue;
+        const bc_dtype ab = i % 2 ? BC_DTYPE_F16 : BC_DTYPE_BF16;
+        const bc_dtype dt = (bc_dtype)(i % 3);
+        const gcase cases[] = {
+            {m, n, k, ab, dt, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0},
+            {m, n, k, ab, dt, 0.75f, -0.5f, 1, 1, 8, 0, NULL, 0, 1, 0},
+        };
+        for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
+            expect_config(env, &cases[q], config);
+            run_case(env, &cases[q]);
+        }
+    }
+}
+
+/* Each shape with `config` named: C, alternating bias and output types (same skip). */
+static void run_named_shapes(gpu_env *env, const int64_t (*list)[3], size_t count, const char *config)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (quick && list[i][0] * list[i][1] * list[i][2] > (1ll << 27))
+            continue;
+        const gcase gc = {list[i][0], list[i][1], list[i][2], BC_DTYPE_BF16, (bc_dtype)(i % 3), 0.5f, 1.0f, 1,
+                          (int)(i % 2), 0, 0, config, 0, 1, 0};
+        run_case(env, &gc);
+    }
+}
+
 /* The GEMV kernel (sm90_gemv): the smaller side 1 to 16 rows, as A (M) and as B (N); K from 144 to 16384 on
  * every grid shape the rule makes (K split over clusters of 2, 4 and 8, runs of 16 rows, row groups of 8 for
  * a short K, a K ending mid-step); every input and output type, plain and with the whole epilogue on padded rows
@@ -538,33 +571,42 @@ static void test_gemm_gemv(void **state)
         {4096, 16, 4096}, {13, 110, 6448},  {1, 1321, 2048},  {5, 100, 2048},   {11, 4099, 1000},
         {7, 3001, 4104},  {16, 128, 16384},
     };
-    for (size_t i = 0; i < sizeof gshapes / sizeof gshapes[0]; i++) {
-        const int64_t m = gshapes[i][0], n = gshapes[i][1], k = gshapes[i][2];
-        if (quick && m * n * k > (1ll << 27))
-            continue;
-        const bc_dtype ab = i % 2 ? BC_DTYPE_F16 : BC_DTYPE_BF16;
-        const bc_dtype dt = (bc_dtype)(i % 3);
-        const gcase cases[] = {
-            {m, n, k, ab, dt, 1.0f, 0.0f, 0, 0, 0, 0, NULL, 0, 0, 0},
-            {m, n, k, ab, dt, 0.75f, -0.5f, 1, 1, 8, 0, NULL, 0, 1, 0},
-        };
-        for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
-            expect_config(env, &cases[q], "sm90_gemv");
-            run_case(env, &cases[q]);
-        }
-    }
+    run_rule_shapes(env, gshapes, sizeof gshapes / sizeof gshapes[0], "sm90_gemv");
     /* named at a K of at most 128 (the rule's choice there too since the GEMV kernel took K <= 128) */
     static const int64_t named[][3] = {{16, 4096, 128}, {1, 1, 8}, {9, 77, 40}, {3000, 12, 64}};
-    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
-        const gcase gc = {named[i][0], named[i][1], named[i][2], BC_DTYPE_BF16, (bc_dtype)(i % 3), 0.5f, 1.0f, 1,
-                          (int)(i % 2), 0, 0, "sm90_gemv", 0, 1, 0};
-        run_case(env, &gc);
-    }
+    run_named_shapes(env, named, sizeof named / sizeof named[0], "sm90_gemv");
     const gcase alias = {16, 3000, 2056, BC_DTYPE_BF16, BC_DTYPE_BF16, 0.5f, -1.0f, 1, 1, 0, 0, NULL, 0, 0, 0};
     run_aliased(env, &alias);
     const gcase split = {437, 9, 14184, BC_DTYPE_F16, BC_DTYPE_F32, 1.0f, 0.5f, 1, 0, 0, 0, NULL, 0, 0, 0};
     run_repeated(env, &split, quick ? 5 : 20);
     const gcase rows = {16, 4096, 4096, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0, 0};
+    run_repeated(env, &rows, quick ? 5 : 20);
+}
+
+/* The GEMV kernel's 32-row twin (sm90_gemv32: the smaller side as two halves of 16 rows): 17 to 32 rows as A
+ * (M) and as B (N), where the rule takes it (a larger side up to 4096, K up to 3072; each case checked to be the
+ * twin's) on its grid forms (runs of 16 and of 8, row groups of 8 for a short K, a K ending mid-step), and named
+ * past that (K split 4 ways) and below 17 rows; every input and output type, plain and with the whole epilogue
+ * on padded rows (odd D rows); C aliasing D; 20 runs byte-identical, whole and split. */
+static void test_gemm_gemv32(void **state)
+{
+    gpu_env *env = GPU_ENV_OR_SKIP(state);
+    if (!gpu_is_hopper(env))
+        skip();
+    static const int64_t gshapes[][3] = {
+        {17, 2160, 2808}, {24, 2113, 256}, {32, 1000, 2056}, {3001, 29, 1000}, {4096, 20, 1016},
+        {31, 77, 40},     {19, 318, 968},  {2999, 18, 24},   {32, 4096, 3072}, {25, 1208, 688},
+    };
+    run_rule_shapes(env, gshapes, sizeof gshapes / sizeof gshapes[0], "sm90_gemv32");
+    /* named: past the rule's larger side, below 17 rows, K of one step */
+    static const int64_t named[][3] = {{9000, 21, 24}, {17, 4096, 4104}, {5, 1000, 512}, {28, 6000, 8},
+                                       {20, 300, 16384}};
+    run_named_shapes(env, named, sizeof named / sizeof named[0], "sm90_gemv32");
+    const gcase alias = {32, 3000, 2056, BC_DTYPE_BF16, BC_DTYPE_BF16, 0.5f, -1.0f, 1, 1, 0, 0, NULL, 0, 0, 0};
+    run_aliased(env, &alias);
+    const gcase split = {20, 300, 16384, BC_DTYPE_F16, BC_DTYPE_F32, 1.0f, 0.5f, 1, 0, 0, 0, "sm90_gemv32", 0, 0, 0};
+    run_repeated(env, &split, quick ? 5 : 20);
+    const gcase rows = {24, 2048, 2048, BC_DTYPE_BF16, BC_DTYPE_BF16, 1.0f, 0.0f, 1, 1, 0, 0, NULL, 0, 0, 0};
     run_repeated(env, &rows, quick ? 5 : 20);
 }
 
@@ -600,6 +642,7 @@ int main(void)
         cmocka_unit_test(test_gemm_dense_rows),
         cmocka_unit_test(test_gemm_dot),
         cmocka_unit_test(test_gemm_gemv),
+        cmocka_unit_test(test_gemm_gemv32),
         cmocka_unit_test(test_gemm_deterministic_100),
         cmocka_unit_test(test_graph_mode),
         cmocka_unit_test(test_dependent_chain),

@@ -532,6 +532,10 @@ static void test_python_rule_matches_plans(void **state)
         /* 128x64t at 3 and 4 k-blocks: 67 and 66 tiles (57 and 58 on 114 SMs), 5 k-blocks, rows off the sectors */
         {128, 4288, 192}, {128, 4224, 192}, {128, 3712, 192}, {128, 3648, 192}, {128, 4288, 256}, {128, 4288, 264},
         {2048, 2048, 136}, {2048, 2048, 144},
+        /* the GEMV kernel's 32-row twin: 16 and 17 rows, 32 and 33, a larger side of 4096 and 4097, K of 3072
+         * and 3080, either side */
+        {16, 4096, 512}, {17, 4096, 512}, {17, 4097, 512}, {32, 4096, 3072}, {32, 4096, 3080}, {33, 1000, 64},
+        {4096, 24, 3072}, {4097, 24, 1000}, {4096, 32, 3080},
     };
     const int n_edges = (int)(sizeof edges / sizeof edges[0]);
     char in_path[] = "/tmp/bc_rule_in_XXXXXX";

@@ -57,9 +57,11 @@ static void test_config_rule(void **state)
         /* K of at most 2 k-blocks and M above 16: a short-K twin outright, 128x64t or 64x32t by the cost
          * (ties to 64x32t), however many outputs; 3 and 4 k-blocks: 128x64t where its tiles outnumber half
          * the SMs and the rows lie on the 32-byte sectors (test_short_k_sectors), else the cost model; M <= 16:
-         * the GEMV kernel (above; for resident plans the skinny short-K twin, below) */
+         * the GEMV kernel (above; for resident plans the skinny short-K twin, below); 17-32 rows up to 4096
+         * columns: its 32-row twin */
         {4132, 3275, 16, "bc_gemm_sm90_128x64t", 0},   {2048, 2048, 128, "bc_gemm_sm90_128x64t", 0},
-        {17, 4096, 64, "bc_gemm_sm90_64x32t", 0},      {2048, 2048, 192, "bc_gemm_sm90_128x64t", 0},
+        {33, 4096, 64, "bc_gemm_sm90_64x32t", 0},      {2048, 2048, 192, "bc_gemm_sm90_128x64t", 0},
+        {17, 4096, 64, "bc_gemm_sm90_gemv32", 1},      {17, 4097, 64, "bc_gemm_sm90_64x32t", 0},
         {256, 2890, 64, "bc_gemm_sm90_128x64t", 0},    {1000, 300, 64, "bc_gemm_sm90_64x32t", 0},
         {4000, 51, 128, "bc_gemm_sm90_64x32t", 0},     {4000, 300, 128, "bc_gemm_sm90_128x64t", 0},
         {7000, 7168, 64, "bc_gemm_sm90_128x128", 0}, /* 128x64t's alternative (test_d_alt) */
@@ -439,7 +441,7 @@ static void test_row_tile(void **state)
     d = base_desc(&e, 56, 10928, 960); /* 15 */
     launch_and_decode(&e, &d, &l);
     assert_string_equal(l->kernel, "bc_gemm_sm90_128x128");
-    d = base_desc(&e, 32, 2560, 16384); /* 10 tiles down 256 k-blocks */
+    d = base_desc(&e, 33, 2560, 16384); /* 10 tiles down 256 k-blocks (32 rows: the GEMV kernel's twin) */
     p = launch_and_decode(&e, &d, &l);
     assert_string_equal(l->kernel, "bc_gemm_sm90_64x256s");
     assert_int_equal(p.split_k, 4);

@@ -81,6 +81,20 @@ static void test_dot_kernel(void **state)
     env_close(&e);
 }
 
+/* The launch of d (l, its parameter p) is `kernel` split `split` ways over `groups` clusters: the GEMV
+ * kernels' grid (gemm_rule.c, gemv_grid), 256 threads, `smem` bytes of shared memory. */
+static void expect_gemv_grid(const bc_gemm_desc *d, const fake_launch *l, const bc_gemm_params *p, const char *kernel,
+                             uint32_t split, uint32_t groups, uint32_t smem)
+{
+    if (strcmp(l->kernel, kernel) != 0 || p->split_k != split || p->tiles_m != groups || l->grid[0] != split * groups ||
+        l->cluster[0] != split)
+        fail_msg("%lldx%lldx%lld: %s split %u, %u clusters, grid %u, cluster %u; want %s split %u, %u clusters",
+                 (long long)d->m, (long long)d->n, (long long)d->k, l->kernel, p->split_k, p->tiles_m, l->grid[0],
+                 l->cluster[0], kernel, split, groups);
+    assert_int_equal(l->block[0], BC_GEMV_THREADS);
+    assert_int_equal(l->smem, smem);
+}
+
 /* The GEMV kernel's plans: where the dot kernel cedes it the problem (more than 5120 loads a CTA; 5 or more
  * rows on the smaller side with K at most 2048), its grid (K over a cluster while each CTA keeps 64 steps of
  * 32 and the clusters fit a round of two CTAs an SM; rows in runs of 16 for more than 8 smaller-side rows
@@ -127,14 +141,7 @@ static void test_gemv_kernel(void **state)
         bc_gemm_desc d = base_desc(&e, grid[i].m, grid[i].n, grid[i].k);
         d.lda = d.k + 8, d.ldb = d.k + 16;
         const bc_gemm_params p = launch_and_decode(&e, &d, &l);
-        if (strcmp(l->kernel, "bc_gemm_sm90_gemv") != 0 || p.split_k != grid[i].split ||
-            p.tiles_m != grid[i].groups || l->grid[0] != grid[i].split * grid[i].groups ||
-            l->cluster[0] != grid[i].split)
-            fail_msg("%lldx%lldx%lld: %s split %u, %u clusters, grid %u, cluster %u; want the GEMV kernel split %u, "
-                     "%u clusters", (long long)grid[i].m, (long long)grid[i].n, (long long)grid[i].k, l->kernel,
-                     p.split_k, p.tiles_m, l->grid[0], l->cluster[0], grid[i].split, grid[i].groups);
-        assert_int_equal(l->block[0], BC_GEMV_THREADS);
-        assert_int_equal(l->smem, BC_GEMV_SMEM_BYTES);
+        expect_gemv_grid(&d, l, &p, "bc_gemm_sm90_gemv", grid[i].split, grid[i].groups, BC_GEMV_SMEM_BYTES);
         assert_int_equal(p.tiles_n, 1);
         assert_int_equal(p.lda, d.k + 8), assert_int_equal(p.ldb, d.k + 16);
         assert_int_equal(p.a, e.a), assert_int_equal(p.b, e.b), assert_int_equal(p.d, e.d);
@@ -187,11 +194,75 @@ static void test_gemv_kernel(void **state)
     env_close(&e);
 }
 
+/* The GEMV kernel's 32-row twin (sm90_gemv32): the rule's for 17-32 rows on the smaller side with a larger side
+ * of at most 4096 rows (either operand) and K of at most 3072, with the GEMV kernel's grid, its own entry and
+ * shared memory; past any bound, or split_k asked for, or a resident plan, the tiles; named, any smaller side of
+ * 1-32 rows, any larger side and K (its own split of K), no split asked for; a resident executor has no kernel
+ * for it. */
+static void test_gemv32_kernel(void **state)
+{
+    env e;
+    env_open(&e, 1);
+    const fake_launch *l = NULL;
+    static const struct {
+        int64_t m, n, k;
+        uint32_t split, groups; /* 0: not the twin */
+    } grid[] = {
+        {17, 2160, 2808, 1, 135}, /* runs of 16: 135 CTAs, at least the 132 SMs */
+        {32, 1000, 2056, 1, 125}, /* runs of 16 would be 63, under the SMs: runs of 8 */
+        {4096, 24, 1000, 1, 256}, {24, 4096, 64, 1, 256}, {31, 77, 40, 1, 10}, {32, 4096, 3072, 1, 256},
+        {16, 3072, 512, 0, 0}, /* the GEMV kernel's */
+        {17, 4097, 512, 0, 0},    {4097, 24, 1000, 0, 0}, {33, 1000, 64, 0, 0}, {32, 4096, 3080, 0, 0},
+        {20, 300, 16384, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++) {
+        bc_gemm_desc d = base_desc(&e, grid[i].m, grid[i].n, grid[i].k);
+        const bc_gemm_params p = launch_and_decode(&e, &d, &l);
+        const bc_gemm_plan_info info = plan_info(&e, &d);
+        if (grid[i].split == 0) {
+            if (strcmp(l->kernel, "bc_gemm_sm90_gemv32") == 0 || strcmp(info.config, "sm90_gemv32") == 0)
+                fail_msg("%lldx%lldx%lld: the twin, want another", (long long)grid[i].m, (long long)grid[i].n,
+                         (long long)grid[i].k);
+            continue;
+        }
+        expect_gemv_grid(&d, l, &p, "bc_gemm_sm90_gemv32", grid[i].split, grid[i].groups, BC_GEMV32_SMEM_BYTES);
+        assert_string_equal(info.config, "sm90_gemv32");
+    }
+    /* split_k asked for, a resident plan: the tiles */
+    bc_gemm_desc d = base_desc(&e, 24, 2048, 2048);
+    d.split_k = 1;
+    expect_kernel(&e, &d, "bc_gemm_sm90_64x32");
+    d = base_desc(&e, 24, 2048, 2048);
+    d.resident = 1;
+    launch_and_decode(&e, &d, &l);
+    assert_string_not_equal(l->kernel, "bc_gemm_sm90_gemv32");
+    /* named: 1-32 rows, any larger side and K; 33 refused, and any split_k */
+    static const int64_t named[][3] = {{4, 100, 16}, {32, 100, 4096}, {28, 14166, 600}, {5000, 17, 64}};
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+        d = base_desc(&e, named[i][0], named[i][1], named[i][2]);
+        d.config = "sm90_gemv32";
+        expect_kernel(&e, &d, "bc_gemm_sm90_gemv32");
+    }
+    d = base_desc(&e, 20, 300, 16384); /* 512 steps: 4 ways keep 128 each, 38 x 4 within 198 (75% of 264) */
+    d.config = "sm90_gemv32";
+    const bc_gemm_params p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_gemv32");
+    assert_int_equal(p.split_k, 4), assert_int_equal(p.tiles_m, 38), assert_int_equal(l->cluster[0], 4);
+    d = base_desc(&e, 33, 100, 4096);
+    d.config = "sm90_gemv32";
+    expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "config");
+    d = base_desc(&e, 24, 100, 4096);
+    d.config = "sm90_gemv32", d.split_k = 1;
+    expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "split_k");
+    env_close(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         ft_test(test_dot_kernel),
         ft_test(test_gemv_kernel),
+        ft_test(test_gemv32_kernel),
     };
     return cmocka_run_group_tests_name("gemm_rule_rows", tests, NULL, NULL);
 }

@@ -39,7 +39,7 @@ static void genv_open(genv *g)
     mt_open(&g->m, 1);
     fake_set_param_size(sizeof(bc_gemm_params));
     g->g1 = gemm(&g->m, 64, 64, 64);
-    g->g2 = gemm(&g->m, 32, 64, 128);
+    g->g2 = gemm(&g->m, 40, 64, 128); /* past 32 rows: the tiles (fewer, the GEMV kernel's twin) */
     mt_saxpy_desc(&g->v1, &g->m, 1000);
     mt_saxpy_desc(&g->v2, &g->m, 1000);
     g->v2.d.programmatic = 1;

@@ -160,6 +160,16 @@ static void test_gemv_beside_tiles(void **state)
         bc_last_error(&det);
         assert_non_null(strstr(det.message, "plans[1] uses sm90_gemv, plans[0] sm90_"));
     }
+    /* the 32-row twin has no resident kernel (its partials would not fit the executor's staging buffer) */
+    bc_gemm_plan *twin = NULL;
+    d = layer_desc(&e, 2, "sm90_gemv32");
+    d.m = 24, d.k = 512, d.d = e.act[1]; /* within the operands' blocks */
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &twin));
+    const bc_gemm_plan *one[1] = {twin};
+    expect_reject(&e, one, 1, NULL, BC_ERR_INVALID_ARGUMENT, "plans");
+    bc_last_error(&det);
+    assert_non_null(strstr(det.message, "plans[0] uses sm90_gemv32, which has no resident kernel"));
+    bc_gemm_plan_destroy(twin);
     /* tile plans of two kernels stay refused with a GEMV plan between them */
     const bc_gemm_plan *three[3] = {wide, gemv, narrow};
     expect_reject(&e, three, 3, NULL, BC_ERR_INVALID_ARGUMENT, "plans");
