@@ -457,8 +457,11 @@ bc_status bc__gemm_choose(const bc_device *dev, const bc_gemm_desc *d, const bc_
                        dev->info.sm_count);
     if (c == NULL && named != NULL && named->gemv_max_q &&
         !takes_gemv(named, d, (uint32_t)dev->info.sm_count, 1))
-        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "%s takes min(M, N) <= %u (M=%lld N=%lld)", named->name,
-                       named->gemv_max_q, (long long)d->m, (long long)d->n);
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "%s takes min(M, N) <= %u (M=%lld N=%lld)%s", named->name,
+                       named->gemv_max_q, (long long)d->m, (long long)d->n,
+                       named->gemv_max_q < BC_GEMV32_MAX_Q && (d->m < d->n ? d->m : d->n) <= BC_GEMV32_MAX_Q
+                           ? "; sm90_gemv32 takes up to 32"
+                           : "");
     if (c == NULL && named != NULL && named->max_m && (uint64_t)d->m > named->max_m)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "%s takes M <= %u (M=%lld)", named->name, named->max_m,
                        (long long)d->m);

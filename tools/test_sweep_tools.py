@@ -113,11 +113,11 @@ class Rule(unittest.TestCase):
     def test_pick_agrees_with_choose(self):
         """The fitting path (prepare + pick with the compiled rule's constants) picks what choose picks, the
         clusters-of-8 extra and the short-K twins included (M > 16 and N > 1: no transposition involved; min(M, N)
-        past 32 or a larger side past 3072: the GEMV kernels do not take them)."""
+        past 32, a larger side past 4096 or K past 3072: the GEMV kernels do not take them)."""
         real = fit_rule.read_rule()
-        shapes = [(64, 320, 1024), (100, 96, 6000), (33, 224, 4096), (40, 256, 4096), (100, 2890, 64),
-                  (4000, 300, 128), (1000, 300, 64), (2048, 2048, 2048), (600, 294, 6576), (40, 33, 5192),
-                  (17, 3100, 4096),
+        shapes = [(64, 320, 1024), (100, 96, 6000), (17, 224, 4096), (40, 256, 4096), (100, 2890, 64),
+                  (4000, 300, 128), (1000, 300, 64), (2048, 2048, 2048), (600, 294, 6576), (27, 17, 5192),
+                  (17, 4100, 1024),
                   # 128x256's short-K surcharge (4 and 5 k-blocks) and its credit off the sectors on up to 16
                   # tile rows (16 and 17 rows)
                   (2642, 2648, 256), (2642, 2648, 320), (3544, 6196, 192), (2048, 2100, 5416),

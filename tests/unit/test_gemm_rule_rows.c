@@ -157,6 +157,9 @@ static void test_gemv_kernel(void **state)
     d = base_desc(&e, 17, 100, 4096);
     d.config = "sm90_gemv";
     expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "config");
+    bc_error_detail det;
+    bc_last_error(&det);
+    assert_non_null(strstr(det.message, "sm90_gemv takes min(M, N) <= 16 (M=17 N=100); sm90_gemv32 takes up to 32"));
     d = base_desc(&e, 16, 100, 4096);
     d.config = "sm90_gemv", d.split_k = 2;
     expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "split_k");
@@ -251,6 +254,10 @@ static void test_gemv32_kernel(void **state)
     d = base_desc(&e, 33, 100, 4096);
     d.config = "sm90_gemv32";
     expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "config");
+    bc_error_detail det;
+    bc_last_error(&det);
+    assert_non_null(strstr(det.message, "sm90_gemv32 takes min(M, N) <= 32 (M=33 N=100)"));
+    assert_null(strstr(det.message, "; sm90_gemv32"));
     d = base_desc(&e, 24, 100, 4096);
     d.config = "sm90_gemv32", d.split_k = 1;
     expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "split_k");
