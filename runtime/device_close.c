@@ -232,7 +232,19 @@ bc_status bc_device_close_timeout(bc_device *dev, uint64_t timeout_ns)
     if (dev == NULL)
         return BC_OK;
     CUcontext previous = enter(dev);
-    bc_status st = dev->lost || bc__lost_result() ? BC_ERR_DEVICE_LOST : wait_idle(dev, timeout_ns);
+    bc_status st = BC_ERR_DEVICE_LOST;
+    if (!dev->lost && !bc__lost_result()) {
+        /* resident executors first: their kernels end only when told to, so waiting for the streams would
+         * spend the whole bound on an idle executor */
+        const uint64_t start = bc__now_ns();
+        uint64_t left = timeout_ns;
+        while (dev->residents.prev != &dev->residents && !dev->abandoned_kernels) {
+            bc__resident_release_within(dev->residents.prev, left);
+            const uint64_t spent = bc__now_ns() - start;
+            left = spent < timeout_ns ? timeout_ns - spent : 0;
+        }
+        st = dev->abandoned_kernels ? BC_ERR_TIMEOUT : wait_idle(dev, left);
+    }
     if (st == BC_ERR_TIMEOUT) {
         abandon(dev, previous);
         return BC_FAIL(BC_ERR_TIMEOUT, "bc_device_close_timeout",

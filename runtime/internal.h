@@ -97,6 +97,9 @@ void bc__device_close_arenas(bc_device *dev);
 void bc__plan_release(bc__link *node);
 void bc__graph_release(bc__link *node);
 void bc__resident_release(bc__link *node);
+/* bc__resident_release with its stop bounded by min(bound_ns, BC_RESIDENT_STOP_BOUND_NS)
+ * (bc_device_close_timeout: what is left of its bound) */
+void bc__resident_release_within(bc__link *node, uint64_t bound_ns);
 /* The abandoning close: tells a running kernel to stop, frees host memory only. */
 void bc__resident_forget(bc__link *node);
 

@@ -171,6 +171,10 @@ bc_status bc_resident_ring(bc_resident *res)
     if (res == NULL || !res->running)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_resident_ring", "%s",
                        res == NULL ? "res is NULL" : "the executor is not started");
+    if (res->stopping) /* the kernel leaves once its rung steps are done: a step rung now would never run */
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_resident_ring",
+                       "the executor is stopping (bc_resident_stop did not see its kernel end): call "
+                       "bc_resident_stop until it returns BC_OK, then bc_resident_start");
     if (__atomic_load_n(res->done, __ATOMIC_ACQUIRE) < res->rung)
         return BC_ERR_NOT_READY;
     __atomic_store_n(res->doorbell, ++res->rung, __ATOMIC_RELEASE);
@@ -228,6 +232,7 @@ bc_status bc_resident_step(bc_resident *res, uint64_t timeout_ns)
 static bc_status stop_kernel(bc_resident *res, uint64_t timeout_ns, int quiet)
 {
     __atomic_store_n(res->doorbell, res->rung | BC_RESIDENT_STOP, __ATOMIC_RELEASE);
+    res->stopping = 1;
     const uint64_t start = bc__now_ns();
     const uint64_t deadline = timeout_ns > UINT64_MAX - start ? UINT64_MAX : start + timeout_ns;
     uint32_t sleep_ns = BC__WAIT_SLEEP_MIN_NS;
@@ -249,6 +254,7 @@ static bc_status stop_kernel(bc_resident *res, uint64_t timeout_ns, int quiet)
             }
 #endif
             res->running = 0;
+            res->stopping = 0;
             res->stream = NULL;
             return st;
         }
@@ -292,11 +298,11 @@ bc_status bc_resident_query(const bc_resident *res, bc_resident_info *out_info)
     return BC_OK;
 }
 
-void bc_resident_destroy(bc_resident *res)
+static void destroy_within(bc_resident *res, uint64_t bound_ns)
 {
     if (res == NULL)
         return;
-    if (res->running && stop_kernel(res, BC_RESIDENT_STOP_BOUND_NS, 1) == BC_ERR_TIMEOUT) {
+    if (res->running && stop_kernel(res, bound_ns, 1) == BC_ERR_TIMEOUT) {
         /* still running: its memory stays (the pools go with the device),
          * and closing the device leaves the kernel to the context's end.
          * (A query that kept failing says nothing; the memory is freed.) */
@@ -309,7 +315,14 @@ void bc_resident_destroy(bc_resident *res)
     free(res);
 }
 
+void bc_resident_destroy(bc_resident *res) { destroy_within(res, BC_RESIDENT_STOP_BOUND_NS); }
+
 void bc__resident_release(bc__link *node) { bc_resident_destroy((bc_resident *)node); }
+
+void bc__resident_release_within(bc__link *node, uint64_t bound_ns)
+{
+    destroy_within((bc_resident *)node, bound_ns < BC_RESIDENT_STOP_BOUND_NS ? bound_ns : BC_RESIDENT_STOP_BOUND_NS);
+}
 
 void bc__resident_forget(bc__link *node)
 {

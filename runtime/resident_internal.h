@@ -45,6 +45,7 @@ struct bc_resident {
     uint64_t rung;               /* the last step rung */
     bc_stream *stream;           /* while running */
     int running;
+    int stopping;                /* stop rung, the kernel not yet seen to end: no more steps */
     bc_resident_params params;   /* the kernel parameter (first_seq set per start) */
     CUlaunchConfig launch;
     CUlaunchAttribute attrs[1];  /* cooperative */

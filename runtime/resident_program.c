@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "ptrcheck.h"
 #include "resident_internal.h"
 
 /* The resident kernel of each sm_90a configuration that has one: the
@@ -197,8 +198,10 @@ static bc_status fits_kernel(const bc_gemm_plan *const *plans, int i, uint32_t k
     return BC_OK;
 }
 
-/* One copy: alignment, a host side inside the device's pinned pool (mapped
- * into the device's address space), and its device address. */
+/* One copy: alignment, a host side inside one live block of the device's
+ * pinned pool (mapped into the device's address space), and a device side
+ * this device's kernels can address, its bytes inside one block or
+ * allocation. */
 static bc_status copy_op(bc_device *dev, const bc_resident_copy *cp, const char *what, uint32_t i, int to_host,
                          bc_resident_op *op, access *acc)
 {
@@ -211,8 +214,15 @@ static bc_status copy_op(bc_device *dev, const bc_resident_copy *cp, const char 
         cp->bytes > dev->cfg.host_arena_bytes - (h - lo))
         return BC_FAIL(BC_ERR_WRONG_DEVICE, what, "%s[%u]: host %p (%zu bytes) is not inside the device's pinned pool",
                        what, i, cp->host, cp->bytes);
+    /* each side within one live block or allocation, as a plan's operands (bc__ptr_check): a wrong size or a
+     * stale pointer is refused here rather than faulting the GPU at the first step */
+    bc_status st = bc__ptr_check(dev, what, h, cp->bytes, to_host ? BC__ACC_WRITE : BC__ACC_READ, NULL);
+    if (!st)
+        st = bc__ptr_check(dev, what, cp->dev, cp->bytes, to_host ? BC__ACC_READ : BC__ACC_WRITE, NULL);
+    if (st)
+        return st;
     CUdeviceptr mapped = 0;
-    bc_status st = BC_CU(cuMemHostGetDevicePointer, &mapped, cp->host, 0);
+    st = BC_CU(cuMemHostGetDevicePointer, &mapped, cp->host, 0);
     if (st)
         return st;
     memset(op, 0, sizeof *op);

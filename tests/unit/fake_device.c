@@ -298,7 +298,9 @@ static CUresult fake_cuCtxGetCurrent(CUcontext *pctx)
 
 /* Waits for every kernel of the current context (fake_set_kernel_duration_ms),
  * without holding the fake's lock meanwhile; with fake_set_busy(FAKE_BUSY_FOREVER)
- * it waits until that is lifted. */
+ * it waits until that is lifted; and, as the driver does, for the context's
+ * resident kernels to end (at most 3 s here, so that a test that forgets
+ * to stop one fails rather than hangs). */
 static CUresult fake_cuCtxSynchronize(void)
 {
     FAKE_ENTER(cuCtxSynchronize);
@@ -309,6 +311,10 @@ static CUresult fake_cuCtxSynchronize(void)
     fake__unlock();
     fake__wait_busy(&b);
     while (__atomic_load_n(&fake__s.busy, __ATOMIC_ACQUIRE) == FAKE_BUSY_FOREVER) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    for (int ms = 0; ms < 3000 && fake__resident_live_ctx(c); ms++) {
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }

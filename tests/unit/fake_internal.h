@@ -277,6 +277,7 @@ int fake__resident_busy(CUstream s);
 void fake__resident_end_context(CUcontext c); /* NULL: every context */
 void fake__resident_check_free(uint64_t lo, size_t n);
 int fake__resident_live(void);
+int fake__resident_live_ctx(CUcontext c); /* resident kernels of c still running */
 void fake__resident_reset(void);
 
 void fake__free_all_mem(void);

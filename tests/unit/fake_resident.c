@@ -183,6 +183,14 @@ void fake__resident_check_free(uint64_t lo, size_t n)
     }
 }
 
+int fake__resident_live_ctx(CUcontext c)
+{
+    int n = 0;
+    for (int i = 0; i < FAKE_MAX_RESIDENT; i++)
+        n += slots[i].used && slots[i].ctx == c && __atomic_load_n(&slots[i].running, __ATOMIC_ACQUIRE);
+    return n;
+}
+
 int fake__resident_live(void)
 {
     int n = 0;

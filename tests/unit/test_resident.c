@@ -14,6 +14,7 @@
 
 #include "resident_env.h"
 
+#include "driver.h" /* bc__driver_release */
 #include "heap_count.h"
 
 
@@ -350,7 +351,10 @@ static void test_steps_compute(void **state)
 }
 
 /* A step that does not complete: ring refuses a second one, waits time out
- * within their bound, and a later wait sees the step complete. */
+ * within their bound, and a later wait sees the step complete. A stop that
+ * timed out leaves the executor stopping: no step is rung until a stop
+ * returns BC_OK (the kernel leaves once the rung steps are done), and after
+ * a restart steps run and numbering continues. */
 static void test_timeout_recovers(void **state)
 {
     env e;
@@ -370,6 +374,18 @@ static void test_timeout_recovers(void **state)
     bc_resident_info in;
     assert_ok(bc_resident_query(res, &in));
     assert_int_equal(in.steps_done, 2);
+    assert_status(bc_resident_ring(res), BC_ERR_INVALID_ARGUMENT);
+    bc_error_detail det;
+    bc_last_error(&det);
+    assert_non_null(strstr(det.message, "the executor is stopping"));
+    assert_status(bc_resident_step(res, SEC), BC_ERR_INVALID_ARGUMENT);
+    assert_ok(bc_resident_stop(res, SEC));
+    assert_status(bc_resident_ring(res), BC_ERR_INVALID_ARGUMENT); /* stopped: not started */
+    assert_ok(bc_resident_start(res, e.s));
+    assert_ok(bc_resident_step(res, 5 * SEC));
+    assert_ok(bc_resident_step(res, 5 * SEC));
+    assert_ok(bc_resident_query(res, &in));
+    assert_int_equal(in.steps_done, 4);
     assert_ok(bc_resident_stop(res, SEC));
     bc_resident_destroy(res);
     bc_device_close(e.dev);
@@ -415,6 +431,41 @@ static void test_close_stops_it(void **state)
     assert_int_equal(fake_live_objects(), 0);
 }
 
+/* bc_device_close_timeout stops a running executor first, within its
+ * bound, and closes everything: the executor's kernel, which ends only when
+ * told to, must not spend the bound (the fake's cuCtxSynchronize waits for
+ * resident kernels, as the driver does). */
+static void test_close_timeout_stops_it(void **state)
+{
+    env e;
+    bc_resident *res = started_mlp(&e);
+    assert_ok(bc_resident_step(res, 5 * SEC));
+    const double t0 = ft_now_ms();
+    assert_ok(bc_device_close_timeout(e.dev, 2 * SEC));
+    assert_true(ft_now_ms() - t0 < 1000.0);
+    assert_int_equal(fake_resident_misuse(), 0);
+    assert_int_equal(fake_live_objects(), 0);
+}
+
+/* ... and abandons the device when the kernel does not stop within it. */
+static void test_close_timeout_hung_kernel(void **state)
+{
+    env e;
+    assert_non_null(started_mlp(&e));
+    fake_set_resident_stall(1);
+    const double t0 = ft_now_ms();
+    assert_status(bc_device_close_timeout(e.dev, 100000000), BC_ERR_TIMEOUT);
+    const double took = ft_now_ms() - t0;
+    assert_true(took >= 100.0 && took < 900.0);
+    fake_live_counts c;
+    fake_live(&c);
+    assert_int_equal(c.residents, 1);
+    assert_int_equal(c.contexts, 1);
+    fake_set_resident_stall(0);
+    bc__driver_release(); /* test cleanup: the abandoned device kept its driver reference */
+    fake_reset();
+}
+
 /* A kernel that never answers: close gives it the stop bound, then
  * abandons the device (context, module, arenas and the kernel left to the
  * driver: each of those frees would wait for the kernel). */
@@ -437,6 +488,7 @@ static void test_close_with_hung_kernel(void **state)
     assert_int_equal(c.allocations, 1);
     assert_int_equal(c.host_allocations, 1);
     fake_set_resident_stall(0); /* the kernel now sees the stop it was rung */
+    bc__driver_release();       /* test cleanup: the abandoned device kept its driver reference */
     fake_reset();
 }
 
@@ -446,6 +498,7 @@ int main(void)
         ft_test(test_program),           ft_test(test_steps_compute),  ft_test(test_timeout_recovers),
         ft_test(test_step_path_is_free), ft_test(test_split_program),  ft_test(test_multicast_plan),
         ft_test(test_close_stops_it),    ft_test(test_close_with_hung_kernel),
+        ft_test(test_close_timeout_stops_it), ft_test(test_close_timeout_hung_kernel),
     };
     return cmocka_run_group_tests_name("resident", tests, NULL, NULL);
 }

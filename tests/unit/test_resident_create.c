@@ -187,6 +187,17 @@ static void test_create_rejects(void **state)
     c = io_config(&e, &in, &out);
     out.dev = 0;
     expect_reject(&e, plans_of(&e), LAYERS, &c, BC_ERR_MISALIGNED, "outputs");
+    /* each side within one live block or allocation, as a plan's operands: past the host block, past the
+     * device block, a device address that is no memory */
+    c = io_config(&e, &in, &out);
+    in.bytes = 256u << 10;
+    expect_reject(&e, plans_of(&e), LAYERS, &c, BC_ERR_OUT_OF_BOUNDS, "inputs");
+    c = io_config(&e, &in, &out);
+    in = (bc_resident_copy){e.host_in, e.act[0] + (size_t)(BATCH * width[0]) * 2 - 16, 64};
+    expect_reject(&e, plans_of(&e), LAYERS, &c, BC_ERR_OUT_OF_BOUNDS, "inputs");
+    c = io_config(&e, &in, &out);
+    out.dev = 0x1000;
+    expect_reject(&e, plans_of(&e), LAYERS, &c, BC_ERR_WRONG_DEVICE, "outputs");
     c.outputs = NULL;
     expect_reject(&e, plans_of(&e), LAYERS, &c, BC_ERR_INVALID_ARGUMENT, "cfg");
 

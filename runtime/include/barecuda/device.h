@@ -99,10 +99,14 @@ bc_status bc_device_open(const bc_device_config *cfg, bc_device **out_dev);
  * blocking. Leaves bc_last_error() alone. NULL is a no-op. */
 void bc_device_close(bc_device *dev);
 
-/* Contract: bc_device_close with a bound. First waits, polling without
+/* Contract: bc_device_close with a bound. First stops the resident
+ * executors (each as bc_resident_destroy, within what is left of the
+ * bound; one whose kernel does not stop makes it BC_ERR_TIMEOUT, below),
+ * then waits, polling without
  * blocking, until every stream barecuda knows on `dev` (those made by
  * bc_stream_create or wrapped by bc_stream_wrap, and its own copy stream)
- * is idle, for at most `timeout_ns` nanoseconds (CLOCK_MONOTONIC); then:
+ * is idle, for at most `timeout_ns` nanoseconds (CLOCK_MONOTONIC) in all;
+ * then:
  * - all idle: closes as bc_device_close and returns BC_OK;
  * - the device was, or turned out, lost: closes (nothing waits on a lost
  *   device) and returns BC_ERR_DEVICE_LOST;

@@ -92,7 +92,9 @@ bc_status bc_resident_start(bc_resident *res, bc_stream *stream);
 /* Contract: rings the doorbell for one step of the whole sequence and
  * returns without waiting. No driver call. BC_ERR_NOT_READY if the previous
  * step has not completed yet (wait for it first); BC_ERR_INVALID_ARGUMENT
- * if the executor is not started. */
+ * if the executor is not started, or is stopping (a bc_resident_stop that
+ * did not return BC_OK: its kernel leaves once the rung steps are done, so
+ * a step rung now would never run). */
 bc_status bc_resident_ring(bc_resident *res);
 
 /* Contract: waits until the last rung step has completed, or `timeout_ns`
@@ -108,7 +110,9 @@ bc_status bc_resident_step(bc_resident *res, uint64_t timeout_ns);
 /* Contract: tells the kernel to exit after any step in progress and waits,
  * bounded by timeout_ns, for its stream to drain. BC_ERR_TIMEOUT if it did
  * not end in time: it is still running; stop again, or close the device
- * (README, "Resident executor"). BC_OK at once if not running. */
+ * (README, "Resident executor"). Until a stop returns BC_OK the executor
+ * is stopping: bc_resident_ring refuses new steps. BC_OK at once if not
+ * running. */
 bc_status bc_resident_stop(bc_resident *res, uint64_t timeout_ns);
 
 typedef struct bc_resident_info {
