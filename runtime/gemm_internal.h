@@ -130,10 +130,11 @@ bc_status bc__gemm_plan_whole_maps(const bc_gemm_plan *pl, uint64_t out_a[16], u
  * every operand's extent against the memory it lies in (ptrcheck.h) and the
  * overlaps that race: D with A, B or bias, and D with C unless C is D
  * exactly (same base and leading dimension). `d_by_tma`: the plan stores D
- * through a tensor map. `cache` (may be NULL: a local one) shares driver
+ * through a tensor map; `c_by_tma`: it reads C through one. `cache` (may be NULL: a local one) shares driver
  * answers between the operands and counts the driver calls. */
 bc_status bc__gemm_check_layout(bc_gemm_desc *d);
-bc_status bc__gemm_check_memory(bc_device *dev, const bc_gemm_desc *d, int d_by_tma, bc__ptr_cache *cache);
+bc_status bc__gemm_check_memory(bc_device *dev, const bc_gemm_desc *d, int d_by_tma, int c_by_tma,
+                                bc__ptr_cache *cache);
 
 /* A rank-2 tiled tensor map over a row-major [rows x cols] matrix of `type`
  * elements with `row_bytes` between rows, box {box_cols, box_rows},

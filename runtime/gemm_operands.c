@@ -71,7 +71,8 @@ static bc__region region(bc_devptr p, int64_t rows, int64_t cols, int64_t ld, ui
     return r;
 }
 
-bc_status bc__gemm_check_memory(bc_device *dev, const bc_gemm_desc *d, int d_by_tma, bc__ptr_cache *cache)
+bc_status bc__gemm_check_memory(bc_device *dev, const bc_gemm_desc *d, int d_by_tma, int c_by_tma,
+                                bc__ptr_cache *cache)
 {
     const uint64_t osz = bc__dtype_bytes(d->d_type);
     const int has_c = d->beta != 0.0f, has_bias = d->bias != 0;
@@ -89,7 +90,7 @@ bc_status bc__gemm_check_memory(bc_device *dev, const bc_gemm_desc *d, int d_by_
     bc_status st = bc__ptr_check(dev, "a", d->a, bc__region_extent(&r.a), rd | tma, cache);
     if (!st) st = bc__ptr_check(dev, "b", d->b, bc__region_extent(&r.b), rd | tma, cache);
     if (!st) st = bc__ptr_check(dev, "d", d->d, bc__region_extent(&r.d), BC__ACC_WRITE | (d_by_tma ? tma : 0), cache);
-    if (!st && has_c) st = bc__ptr_check(dev, "c", d->c, bc__region_extent(&r.c), rd, cache);
+    if (!st && has_c) st = bc__ptr_check(dev, "c", d->c, bc__region_extent(&r.c), rd | (c_by_tma ? tma : 0), cache);
     if (!st && has_bias) st = bc__ptr_check(dev, "bias", d->bias, bc__region_extent(&r.bias), rd, cache);
     /* D is written while A, B, C and bias are read, by many CTAs in no fixed
      * order: any shared byte makes the result depend on timing. C may be D

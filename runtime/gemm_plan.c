@@ -527,7 +527,7 @@ bc_status bc_gemm_plan_create(bc_device *dev, const bc_gemm_desc *desc, bc_gemm_
     if (st)
         return st;
     /* the caller's orientation, so that messages name the caller's operands */
-    st = bc__gemm_check_memory(dev, &d, use_tma_store(&k, c), NULL);
+    st = bc__gemm_check_memory(dev, &d, use_tma_store(&k, c), use_c_smem(&k, c), NULL);
     if (st)
         return st;
     d.config = c->name; /* the plan keeps no pointer into the caller's memory */
@@ -610,7 +610,8 @@ bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b
         return BC_LOST_FAIL("bc_gemm_plan_set_pointers");
     bc_status st = bc__gemm_check_layout(&nd);
     if (!st)
-        st = bc__gemm_check_memory(plan->dev, &nd, (plan->params.flags & BC_GEMM_F_TMA_STORE) != 0, NULL);
+        st = bc__gemm_check_memory(plan->dev, &nd, (plan->params.flags & BC_GEMM_F_TMA_STORE) != 0,
+                                   (plan->params.flags & BC_GEMM_F_C_SMEM) != 0, NULL);
     if (st)
         return st;
     if (plan->swapped) /* the kernel's A is the caller's B (transposed) */

@@ -36,8 +36,8 @@
  *    or memory the driver reports as host memory with a device mapping).
  * 0: such operands must be device memory; host-mapped memory is refused
  *    with BC_ERR_WRONG_DEVICE. Operands read or written with plain loads
- *    and stores (C, bias, a D without TMA store, kernel-plan buffers) may
- *    always be host-mapped.
+ *    and stores (C without the C-through-TMA path, bias, a D without TMA
+ *    store, kernel-plan buffers) may always be host-mapped.
  * Measured by tests/gpu/test_gpu_faults.c ("host-mapped operands") on the
  * H100; set from that result. */
 #ifndef BC__TMA_ON_HOST_MEMORY

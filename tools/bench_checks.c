@@ -117,11 +117,11 @@ int main(int argc, char **argv)
         bc_gemm_desc d = g;
         d.a = o->a, d.b = o->b, d.c = o->c, d.d = o->d, d.bias = o->bias;
         bc__ptr_cache cache = {0};
-        OK("check", bc__gemm_check_memory(dev, &d, 1, &cache));
+        OK("check", bc__gemm_check_memory(dev, &d, 1, 1, &cache));
         const unsigned calls = cache.driver_calls;
         t0 = now_ns();
         for (long r = 0; r < reps; r++)
-            OK("check", bc__gemm_check_memory(dev, &d, 1, NULL));
+            OK("check", bc__gemm_check_memory(dev, &d, 1, 1, NULL));
         const double check = (now_ns() - t0) / (double)reps;
         t0 = now_ns();
         for (long r = 0; r < reps; r++)

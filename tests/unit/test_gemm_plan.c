@@ -234,6 +234,17 @@ static void test_packed_launch_sm90(void **state)
     d.split_k = 4;
     p = launch_and_decode(&e, &d, &l);
     assert_int_equal(p.split_k, 1);
+    d.config = "sm90_128x256"; /* ... named too: at one k-block S >= 2 is one piece (gemm.h) */
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.split_k, 1);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x256");
+    d.config = "sm90_128x256s", d.split_k = 0; /* a named split-K one at one k-block: nothing to split */
+    expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "config");
+    bc_error_detail det;
+    bc_last_error(&det);
+    assert_non_null(strstr(det.message, "sm90_128x256s splits K into pieces of 64-element k-blocks; K=64 is one"));
+    d.split_k = 4;
+    expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "config");
 
     env_close(&e);
 }

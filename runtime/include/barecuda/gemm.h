@@ -52,7 +52,9 @@ typedef struct bc_gemm_desc {
                              k-blocks) pieces (8: the portable cluster size),
                              reduced in a fixed order; bc_gemm_plan_info.split_k
                              says what was used. S >= 2 with a named configuration
-                             without split-K is BC_ERR_INVALID_ARGUMENT */
+                             without split-K is BC_ERR_INVALID_ARGUMENT (but at K of
+                             one k-block, which runs whole); a named split-K one at
+                             K of one k-block is too */
     uint32_t stream_k;    /* 0 (the default): every tile is reduced whole by one CTA (or by its
                              split-K cluster). 1: where the chosen whole-tile configuration
                              leaves the SMs partly idle in its last round and the rule finds it
