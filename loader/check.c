@@ -92,6 +92,14 @@ static bc_status check_select(const uint8_t *buf, size_t len, int cc_major, int 
                                         : check_container(buf, len, cc_major, cc_minor, allow_ptx_jit, tab, c);
     if (st)
         return st;
+    /* the selected cubin read as loading will read it (its ELF header, section names and toolkit note): a
+     * cubin this check passes is one the load does not refuse as corrupt */
+    if (!c->jit && c->entry.compression == BC__FATBIN_UNCOMPRESSED) {
+        bc__cubin_req r;
+        st = bc__cubin_requirement(&c->entry, buf + c->entry.payload_offset, c->entry.payload_size, &r);
+        if (st)
+            return st;
+    }
     bc__fatbin_arch_name(&c->entry, c->arch, sizeof c->arch);
     return BC_OK;
 }

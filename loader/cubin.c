@@ -151,7 +151,9 @@ static bc_status tkinfo_release(const uint8_t *elf, size_t len, uint32_t *out)
     *out = 0;
     if (shnum == 0)
         return BC_OK;
-    if (shentsize < 64 || shstrndx >= shnum || !inside_n(len, shoff, (uint64_t)shnum * shentsize))
+    if (shstrndx >= shnum)
+        return BC_FAIL(BC_ERR_FATBIN_CORRUPT, "cubin", "section-name index %u past the %u sections", shstrndx, shnum);
+    if (shentsize < 64 || !inside_n(len, shoff, (uint64_t)shnum * shentsize))
         return BC_FAIL(BC_ERR_FATBIN_CORRUPT, "cubin", "section headers outside the %zu-byte cubin", len);
     const uint8_t *strsh = elf + shoff + (uint64_t)shstrndx * shentsize;
     const uint64_t stroff = rd64(strsh + 0x18), strsize = rd64(strsh + 0x20);

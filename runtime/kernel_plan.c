@@ -58,13 +58,17 @@ static bc_status check_smem(const bc_kernel *k, uint32_t dyn)
 static bc_status check_cluster_shape(const bc_kernel *k, const uint32_t g[3], const uint32_t c[3],
                                      uint32_t *out_size)
 {
-    const uint64_t size = (uint64_t)c[0] * c[1] * c[2];
     *out_size = 1;
-    if (size == 1)
+    if (c[0] == 1 && c[1] == 1 && c[2] == 1)
         return BC_OK;
     if (k->mod->dev->info.cc_major < 9)
         return BC_FAIL(BC_ERR_CLUSTER, "cluster", "kernel %s: the device (compute capability %d.%d) has no "
                        "thread-block clusters", k->name, k->mod->dev->info.cc_major, k->mod->dev->info.cc_minor);
+    for (int i = 0; i < 3; i++) /* each side first: three 32-bit sides' product can wrap 64 bits (to 1) */
+        if (c[i] > CLUSTER_MAX)
+            return BC_FAIL(BC_ERR_CLUSTER, "cluster", "kernel %s: cluster {%u, %u, %u} is over %u CTAs in dimension %c",
+                           k->name, c[0], c[1], c[2], CLUSTER_MAX, "xyz"[i]);
+    const uint64_t size = (uint64_t)c[0] * c[1] * c[2];
     if (size > CLUSTER_MAX)
         return BC_FAIL(BC_ERR_CLUSTER, "cluster", "kernel %s: cluster {%u, %u, %u} is %llu CTAs, over %u", k->name,
                        c[0], c[1], c[2], (unsigned long long)size, CLUSTER_MAX);

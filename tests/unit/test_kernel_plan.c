@@ -104,6 +104,9 @@ static void test_clusters(void **state)
     expect_reject(&e, e.saxpy, &d, BC_ERR_CLUSTER, "cluster", "dimension x");
     d = v.d, d.grid[0] = 32, d.cluster[0] = 32;
     expect_reject(&e, e.saxpy, &d, BC_ERR_CLUSTER, "cluster", "over 16");
+    /* sides whose 64-bit product wraps to 1 are still a cluster over 16 (not silently none) */
+    d = v.d, d.cluster[0] = 998724481u, d.cluster[1] = 3358236963u, d.cluster[2] = 11u;
+    expect_reject(&e, e.saxpy, &d, BC_ERR_CLUSTER, "cluster", "over 16 CTAs in dimension x");
     /* the device cannot place even one cluster */
     fake_set_max_active_clusters(0);
     d = v.d, d.cluster[0] = 4;

@@ -151,6 +151,29 @@ static void test_cubin_header_fields(void **state)
     free(f.p);
 }
 
+/* The check reads the selected cubin as the load will (its ELF header,
+ * section names and toolkit note): what it passes, the load does not refuse
+ * as corrupt. A plain cubin whose section-name index is past its sections;
+ * a fatbin whose sm_90 ELF entry is 8 bytes, the magic and zeros (both
+ * found by the module fuzzer, the load refusing what the check passed). */
+static void test_check_reads_the_cubin(void **state)
+{
+    (void)state;
+    file f = load(FIX "user_kernels_sm90a.cubin");
+    bc__loader_choice c;
+    assert_int_equal(bc__loader_check(f.p, f.len, NULL, 9, 0, 0, &c), BC_OK);
+    const uint16_t shnum = (uint16_t)(f.p[0x3c] | f.p[0x3d] << 8);
+    f.p[0x3e] = (uint8_t)shnum, f.p[0x3f] = (uint8_t)(shnum >> 8); /* e_shstrndx = e_shnum */
+    assert_int_equal(bc__loader_check(f.p, f.len, NULL, 9, 0, 0, &c), BC_ERR_FATBIN_CORRUPT);
+    assert_non_null(strstr(last_message(), "section-name index"));
+    free(f.p);
+    static const uint8_t tiny[88] = {
+        0x50, 0xed, 0x55, 0xba, 0x01, 0x00, 0x10, 0x00, 0x48, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x01, 0x01, 0x40, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x5a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x11, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x7f, 0x45, 0x4c, 0x46, 0x00, 0x00, 0x00, 0x00,
+    };
+    assert_int_equal(bc__loader_check(tiny, sizeof tiny, NULL, 9, 0, 0, &c), BC_ERR_FATBIN_CORRUPT);
+    assert_non_null(strstr(last_message(), "not a 64-bit ELF"));
+}
+
 /* --------------------------------------------------------- nvcc fixtures */
 
 static void test_plain_cubin_selection(void **state)
@@ -301,6 +324,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cubin_e_flags),       cmocka_unit_test(test_cubin_truncated),
         cmocka_unit_test(test_cubin_header_fields), cmocka_unit_test(test_plain_cubin_selection),
+        cmocka_unit_test(test_check_reads_the_cubin),
         cmocka_unit_test(test_fixture_selection),   cmocka_unit_test(test_fixture_jit_rules),
         cmocka_unit_test(test_file_rules),
     };
