@@ -83,8 +83,22 @@ static bc_status check_cubin(const uint8_t *buf, size_t len, int cc_major, int c
     return BC_OK;
 }
 
+/* The selected cubin read as loading will read it (its ELF header, section
+ * names and toolkit note): a cubin the checks pass is one the load does
+ * not refuse as corrupt. PTX is left to the driver; a compressed entry is
+ * refused by selection before this. */
+static bc_status read_selected(const uint8_t *buf, const bc__loader_choice *c)
+{
+    if (c->jit || c->entry.compression != BC__FATBIN_UNCOMPRESSED)
+        return BC_OK;
+    bc__cubin_req r;
+    return bc__cubin_requirement(&c->entry, buf + c->entry.payload_offset, c->entry.payload_size, &r);
+}
+
 /* The parse and selection both checks share (tab: a container's entry
- * table, checked before selection; NULL: none). */
+ * table, checked before selection; NULL: none), then, without a table, the
+ * selected cubin read (with one, bc__loader_check_entry reads it once its
+ * bytes have matched their digest: a changed byte is a digest mismatch). */
 static bc_status check_select(const uint8_t *buf, size_t len, int cc_major, int cc_minor, int allow_ptx_jit,
                               const entry_table *tab, bc__loader_choice *c)
 {
@@ -92,11 +106,8 @@ static bc_status check_select(const uint8_t *buf, size_t len, int cc_major, int 
                                         : check_container(buf, len, cc_major, cc_minor, allow_ptx_jit, tab, c);
     if (st)
         return st;
-    /* the selected cubin read as loading will read it (its ELF header, section names and toolkit note): a
-     * cubin this check passes is one the load does not refuse as corrupt */
-    if (!c->jit && c->entry.compression == BC__FATBIN_UNCOMPRESSED) {
-        bc__cubin_req r;
-        st = bc__cubin_requirement(&c->entry, buf + c->entry.payload_offset, c->entry.payload_size, &r);
+    if (tab == NULL) {
+        st = read_selected(buf, c);
         if (st)
             return st;
     }
@@ -143,6 +154,9 @@ bc_status bc__loader_check_entry(const uint8_t *buf, size_t len, const uint64_t 
             return BC_FAIL(BC_ERR_DIGEST_MISMATCH, "digest",
                            "entry %d (%s, %zu bytes) hashes to XXH64 0x%016llx; expected 0x%016llx", c.index,
                            c.arch, bytes, (unsigned long long)c.digest, (unsigned long long)entry_digests[c.index]);
+        st = read_selected(buf, &c);
+        if (st)
+            return st;
         *out = c;
         return BC_OK;
     }

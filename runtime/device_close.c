@@ -237,13 +237,16 @@ bc_status bc_device_close_timeout(bc_device *dev, uint64_t timeout_ns)
         /* resident executors first: their kernels end only when told to, so waiting for the streams would
          * spend the whole bound on an idle executor */
         const uint64_t start = bc__now_ns();
+        const int abandoned = dev->abandoned_kernels; /* by earlier destroys: the stream wait below covers them */
         uint64_t left = timeout_ns;
-        while (dev->residents.prev != &dev->residents && !dev->abandoned_kernels) {
+        while (dev->residents.prev != &dev->residents && dev->abandoned_kernels == abandoned) {
             bc__resident_release_within(dev->residents.prev, left);
             const uint64_t spent = bc__now_ns() - start;
             left = spent < timeout_ns ? timeout_ns - spent : 0;
         }
-        st = dev->abandoned_kernels ? BC_ERR_TIMEOUT : wait_idle(dev, left);
+        st = dev->abandoned_kernels != abandoned ? BC_ERR_TIMEOUT
+             : left > 0                          ? wait_idle(dev, left)
+                                                 : poll_streams(dev, now_us()); /* the bound spent: one look */
     }
     if (st == BC_ERR_TIMEOUT) {
         abandon(dev, previous);

@@ -468,8 +468,8 @@ bc_status bc__gemm_choose(const bc_device *dev, const bc_gemm_desc *d, const bc_
     if (c == NULL && named != NULL && named->split && d->split_k != 1 &&
         bc__ceil_div((uint64_t)d->k, named->bk) < 2)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config",
-                       "%s splits K into pieces of %u-element k-blocks; K=%lld is one", named->name, named->bk,
-                       (long long)d->k);
+                       "%s splits K into pieces of %u-element k-blocks; K=%lld is one: nothing to split", named->name,
+                       named->bk, (long long)d->k);
     if (c == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "split_k",
                        "split_k=%u is not possible with %s (K=%lld; whole-tile configurations take split_k 0 or 1, "

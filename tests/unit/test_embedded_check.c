@@ -106,6 +106,14 @@ static void test_check_entry_digest(void **state)
     copy[e100.payload_offset + 8] ^= 0x80; /* inside the sm_100a image */
     assert_int_equal(bc__loader_check_entry(copy, bc__fatbin_size, t, n, hd, 9, 0, &c), BC_OK);
     assert_int_equal(bc__loader_check_entry(copy, bc__fatbin_size, t, n, hd, 10, 0, &c), BC_ERR_DIGEST_MISMATCH);
+    /* a changed byte the cubin read would refuse (its ELF class, its section-name index) is still a digest
+     * mismatch: the selected entry is hashed before it is read */
+    static const size_t elf_bytes[] = {4, 0x3e};
+    for (size_t i = 0; i < sizeof elf_bytes / sizeof elf_bytes[0]; i++) {
+        memcpy(copy, bc__fatbin_bytes, bc__fatbin_size);
+        copy[e100.payload_offset + elf_bytes[i]] ^= 0x7f;
+        assert_int_equal(bc__loader_check_entry(copy, bc__fatbin_size, t, n, hd, 10, 0, &c), BC_ERR_DIGEST_MISMATCH);
+    }
 
     /* selection's inputs in another entry's header: its arch (+0x1c) and its 'a' flag (+0x28, bit 20) */
     static const struct {

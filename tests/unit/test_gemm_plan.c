@@ -242,7 +242,7 @@ static void test_packed_launch_sm90(void **state)
     expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "config");
     bc_error_detail det;
     bc_last_error(&det);
-    assert_non_null(strstr(det.message, "sm90_128x256s splits K into pieces of 64-element k-blocks; K=64 is one"));
+    assert_non_null(strstr(det.message, "sm90_128x256s splits K into pieces of 64-element k-blocks; K=64 is one: nothing to split"));
     d.split_k = 4;
     expect_reject(&e, &d, BC_ERR_INVALID_ARGUMENT, "config");
 

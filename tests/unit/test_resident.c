@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -447,6 +448,30 @@ static void test_close_timeout_stops_it(void **state)
     assert_int_equal(fake_live_objects(), 0);
 }
 
+/* An executor destroyed earlier whose stop timed out (its kernel has since
+ * ended) does not make the bounded close give up: the streams are idle. */
+static void test_close_timeout_after_abandoned_destroy(void **state)
+{
+    env e;
+    bc_resident *res = started_mlp(&e);
+    fake_set_resident_stall(1);
+    bc_resident_destroy(res); /* its stop bound (1 s) passes: left running, its memory kept */
+    fake_set_resident_stall(0); /* ... and it now sees the stop */
+    fake_live_counts c;
+    for (int i = 0; i < 1000; i++) {
+        fake_live(&c);
+        if (c.residents == 0)
+            break;
+        const struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    assert_int_equal(c.residents, 0);
+    const double t0 = ft_now_ms();
+    assert_ok(bc_device_close_timeout(e.dev, 2 * SEC));
+    assert_true(ft_now_ms() - t0 < 1000.0);
+    assert_int_equal(fake_live_objects(), 0);
+}
+
 /* ... and abandons the device when the kernel does not stop within it. */
 static void test_close_timeout_hung_kernel(void **state)
 {
@@ -498,7 +523,8 @@ int main(void)
         ft_test(test_program),           ft_test(test_steps_compute),  ft_test(test_timeout_recovers),
         ft_test(test_step_path_is_free), ft_test(test_split_program),  ft_test(test_multicast_plan),
         ft_test(test_close_stops_it),    ft_test(test_close_with_hung_kernel),
-        ft_test(test_close_timeout_stops_it), ft_test(test_close_timeout_hung_kernel),
+        ft_test(test_close_timeout_stops_it), ft_test(test_close_timeout_after_abandoned_destroy),
+        ft_test(test_close_timeout_hung_kernel),
     };
     return cmocka_run_group_tests_name("resident", tests, NULL, NULL);
 }

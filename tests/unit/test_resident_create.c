@@ -190,8 +190,10 @@ static void test_create_rejects(void **state)
     /* each side within one live block or allocation, as a plan's operands: past the host block, past the
      * device block, a device address that is no memory */
     c = io_config(&e, &in, &out);
-    in.bytes = 256u << 10;
+    in.host = (char *)e.host_in + 64; /* the device side fits; the host block ends 64 bytes short */
     expect_reject(&e, plans_of(&e), LAYERS, &c, BC_ERR_OUT_OF_BOUNDS, "inputs");
+    bc_last_error(&det);
+    assert_non_null(strstr(det.message, "pinned host arena"));
     c = io_config(&e, &in, &out);
     in = (bc_resident_copy){e.host_in, e.act[0] + (size_t)(BATCH * width[0]) * 2 - 16, 64};
     expect_reject(&e, plans_of(&e), LAYERS, &c, BC_ERR_OUT_OF_BOUNDS, "inputs");

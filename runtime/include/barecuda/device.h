@@ -101,7 +101,8 @@ void bc_device_close(bc_device *dev);
 
 /* Contract: bc_device_close with a bound. First stops the resident
  * executors (each as bc_resident_destroy, within what is left of the
- * bound; one whose kernel does not stop makes it BC_ERR_TIMEOUT, below),
+ * bound and at most BC_RESIDENT_STOP_BOUND_NS; one whose kernel does not
+ * stop makes it BC_ERR_TIMEOUT, below),
  * then waits, polling without
  * blocking, until every stream barecuda knows on `dev` (those made by
  * bc_stream_create or wrapped by bc_stream_wrap, and its own copy stream)
