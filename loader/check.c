@@ -87,12 +87,11 @@ static bc_status check_cubin(const uint8_t *buf, size_t len, int cc_major, int c
  * names and toolkit note): a cubin the checks pass is one the load does
  * not refuse as corrupt. PTX is left to the driver; a compressed entry is
  * refused by selection before this. */
-static bc_status read_selected(const uint8_t *buf, const bc__loader_choice *c)
+static bc_status read_selected(const uint8_t *buf, bc__loader_choice *c)
 {
     if (c->jit || c->entry.compression != BC__FATBIN_UNCOMPRESSED)
         return BC_OK;
-    bc__cubin_req r;
-    return bc__cubin_requirement(&c->entry, buf + c->entry.payload_offset, c->entry.payload_size, &r);
+    return bc__cubin_requirement(&c->entry, buf + c->entry.payload_offset, c->entry.payload_size, &c->req);
 }
 
 /* The parse and selection both checks share (tab: a container's entry

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cubin.h"
 #include "fatbin.h"
 
 /* Entries a container may hold: more is refused as over the limit. */
@@ -22,6 +23,7 @@ typedef struct bc__loader_choice {
     uint64_t digest;        /* XXH64 (seed 0) of the bytes checked: the whole buffer (bc__loader_check),
                              * or the selected entry's header and payload (bc__loader_check_entry) */
     char arch[24];          /* "sm_90a", or "compute_80" for PTX */
+    bc__cubin_req req;      /* a cubin's (not jit): what it requires of the driver (bc__cubin_req_check) */
 } bc__loader_choice;
 
 /* In this order: when expected_digest is non-NULL the buffer must hash to

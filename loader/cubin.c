@@ -215,8 +215,12 @@ bc_status bc__cubin_check_driver(const bc__fatbin_entry *e, const uint8_t *buf, 
 {
     bc__cubin_req r;
     bc_status st = bc__cubin_requirement(e, buf + e->payload_offset, e->payload_size, &r);
-    if (st)
-        return st;
+    return st ? st : bc__cubin_req_check(&r, arch, driver_version);
+}
+
+bc_status bc__cubin_req_check(const bc__cubin_req *rp, const char *arch, int driver_version)
+{
+    const bc__cubin_req r = *rp;
     if (driver_version >= r.min_driver)
         return BC_OK;
     return BC_FAIL(BC_ERR_DRIVER_TOO_OLD, "image driver",

@@ -73,9 +73,12 @@ typedef struct bc__cubin_req {
  * note counts as CUDA 13.0. *out is written only on BC_OK. */
 bc_status bc__cubin_requirement(const bc__fatbin_entry *e, const uint8_t *elf, size_t len, bc__cubin_req *out);
 
-/* BC_OK when a driver reporting `driver_version` loads the cubin of entry
- * `e` (in buf); else BC_ERR_DRIVER_TOO_OLD naming the image (`arch`), the
- * version it needs, the toolkit that wrote it and the driver's version. A
+/* BC_OK when a driver reporting `driver_version` loads a cubin requiring
+ * r; else BC_ERR_DRIVER_TOO_OLD naming the image (`arch`), the version it
+ * needs, the toolkit that wrote it and the driver's version. */
+bc_status bc__cubin_req_check(const bc__cubin_req *r, const char *arch, int driver_version);
+
+/* bc__cubin_req_check of the cubin of entry `e` (in buf), read first: a
  * malformed cubin fails as bc__cubin_requirement does. */
 bc_status bc__cubin_check_driver(const bc__fatbin_entry *e, const uint8_t *buf, const char *arch,
                                  int driver_version);

@@ -100,8 +100,8 @@ bc_status bc__module_load(bc_device *dev, const bc__module_args *a, bc_module **
                                              a->allow_ptx_jit, &c);
     if (st)
         return st;
-    if (!c.jit) { /* the cubin's own toolkit and arch decide the oldest driver that loads it: fail here */
-        st = bc__cubin_check_driver(&c.entry, a->bytes, c.arch, bc__driver_version());
+    if (!c.jit) { /* the cubin's own toolkit and arch (read by the check) decide the oldest driver that loads it */
+        st = bc__cubin_req_check(&c.req, c.arch, bc__driver_version());
         if (st)
             return st;
     }
