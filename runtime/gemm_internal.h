@@ -93,8 +93,8 @@ typedef struct bc__gemm_config {
                                 smaller-side rows or more (0: any), K past dot_cede_max_k (gemm_rule.c) */
     uint32_t dot_cede_min_q, dot_cede_max_k;
     uint32_t gemv_max_q;     /* 0: not the GEMV kernel; else it, for min(M, N) of at most this many rows, any
-                                K (gemm_rule.c, takes_gemv); unless named, from gemv_rule_min_q rows and, where
-                                gemv_rule_max_rows is set, max(M, N) and K at most it and gemv_rule_max_k */
+                                K (gemm_rule.c, takes_gemv); unless named, from gemv_rule_min_q rows, and
+                                max(M, N) and K at most gemv_rule_max_rows and gemv_rule_max_k where set */
     uint32_t gemv_rule_min_q, gemv_rule_max_rows, gemv_rule_max_k;
     bc__kernel_id kernel[2][3]; /* [ab_type][d_type] */
 } bc__gemm_config;

@@ -322,8 +322,8 @@ static int takes_gemv(const bc__gemm_config *c, const bc_gemm_desc *d, uint32_t 
         return 0;
     if (named)
         return 1;
-    if (q < c->gemv_rule_min_q ||
-        (c->gemv_rule_max_rows != 0 && (rows > c->gemv_rule_max_rows || (uint64_t)d->k > c->gemv_rule_max_k)))
+    if (q < c->gemv_rule_min_q || (c->gemv_rule_max_rows && rows > c->gemv_rule_max_rows) ||
+        (c->gemv_rule_max_k && (uint64_t)d->k > c->gemv_rule_max_k))
         return 0; /* the 32-row twin: the rule's range for it (gemm_family_sm90.c) */
     return d->split_k == 0 && !d->resident;
 }
@@ -409,6 +409,17 @@ static void rule_pick(const bc__gemm_family *f, const bc__gemm_config *named, co
     }
 }
 
+/* A GEMV configuration of family f that takes d's smaller side when named
+ * (a hint for a refusal), or NULL. */
+static const bc__gemm_config *gemv_taking(const bc__gemm_family *f, const bc_gemm_desc *d)
+{
+    const uint64_t q = d->m < d->n ? (uint64_t)d->m : (uint64_t)d->n;
+    for (size_t i = 0; i < f->count; i++)
+        if (f->configs[i].gemv_max_q >= q)
+            return &f->configs[i];
+    return NULL;
+}
+
 /* The documented configuration rule (README, "GEMM configurations"), or the
  * caller's explicit choice of configuration and/or split: the families
  * whose role on this device is RULE (or, for a named configuration, any
@@ -456,12 +467,15 @@ bc_status bc__gemm_choose(const bc_device *dev, const bc_gemm_desc *d, const bc_
                            (unsigned long long)(d->m < d->n ? d->m : d->n),
                        dev->info.sm_count);
     if (c == NULL && named != NULL && named->gemv_max_q &&
-        !takes_gemv(named, d, (uint32_t)dev->info.sm_count, 1))
-        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "%s takes min(M, N) <= %u (M=%lld N=%lld)%s", named->name,
-                       named->gemv_max_q, (long long)d->m, (long long)d->n,
-                       named->gemv_max_q < BC_GEMV32_MAX_Q && (d->m < d->n ? d->m : d->n) <= BC_GEMV32_MAX_Q
-                           ? "; sm90_gemv32 takes up to 32"
-                           : "");
+        !takes_gemv(named, d, (uint32_t)dev->info.sm_count, 1)) {
+        const bc__gemm_config *wider = gemv_taking(named_family, d);
+        if (wider != NULL)
+            return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config",
+                           "%s takes min(M, N) <= %u (M=%lld N=%lld); %s takes up to %u", named->name,
+                           named->gemv_max_q, (long long)d->m, (long long)d->n, wider->name, wider->gemv_max_q);
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "%s takes min(M, N) <= %u (M=%lld N=%lld)", named->name,
+                       named->gemv_max_q, (long long)d->m, (long long)d->n);
+    }
     if (c == NULL && named != NULL && named->max_m && (uint64_t)d->m > named->max_m)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "config", "%s takes M <= %u (M=%lld)", named->name, named->max_m,
                        (long long)d->m);
