@@ -1,7 +1,9 @@
 /* The resident executor's life on the GPU: a process that exits with the
  * kernel running leaves the GPU free (first: it forks before this process
  * touches CUDA); a step that outlives its wait bound times out and a later
- * wait sees it complete; stop is bounded and a stopped executor restarts;
+ * wait sees it complete, a stop that outlives its bound leaves the executor
+ * stopping (no ring) until a later stop ends it, and close_timeout stops a
+ * running executor before waiting; stop is bounded and a stopped executor restarts;
  * closing the device with the executor running ends it; and, informative,
  * what sharing the GPU costs (a large GEMM beside an idle executor, the
  * executor's step beside a large GEMM) and how long closing a device takes
@@ -180,7 +182,30 @@ static void test_timeout_recovers(void **state)
     bc_resident_info in;
     CHECK_BC(bc_resident_query(res, &in));
     assert_int_equal(in.steps_done, 3);
+    /* A stop that outlives its bound (a step of ~0.3 ms in progress, 10 us
+     * given) leaves the executor stopping: ring is refused until a stop
+     * returns BC_OK, the rung step still completes, and it restarts. */
+    CHECK_BC(bc_resident_ring(res));
+    assert_int_equal(bc_resident_stop(res, 10000), BC_ERR_TIMEOUT);
+    assert_int_equal(bc_resident_ring(res), BC_ERR_INVALID_ARGUMENT);
     CHECK_BC(bc_resident_stop(res, SEC));
+    CHECK_BC(bc_resident_query(res, &in));
+    assert_int_equal(in.steps_done, 4);
+    assert_int_equal(in.running, 0);
+    CHECK_BC(bc_resident_start(res, s));
+    CHECK_BC(bc_resident_step(res, 5 * SEC));
+    CHECK_BC(bc_resident_query(res, &in));
+    assert_int_equal(in.steps_done, 5);
+    /* close_timeout with the executor running and idle: it stops the
+     * executor before waiting for the streams, so the close succeeds well
+     * within its bound and the GPU is free afterwards. */
+    const uint64_t t0 = now_ns();
+    assert_int_equal(bc_device_close_timeout(dev, SEC), BC_OK);
+    const double ms = (double)(now_ns() - t0) / 1e6;
+    print_message("  close_timeout(1 s) with the executor running: %.2f ms\n", ms);
+    assert_true(ms < 500.0);
+    assert_true(open_or_skip(&dev, &s));
+    assert_true(big_gemm_us(dev, s, 2) > 0);
     bc_device_close(dev);
 }
 
