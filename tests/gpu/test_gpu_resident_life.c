@@ -182,7 +182,7 @@ static void test_timeout_recovers(void **state)
     bc_resident_info in;
     CHECK_BC(bc_resident_query(res, &in));
     assert_int_equal(in.steps_done, 3);
-    /* A stop that outlives its bound (a step of ~0.3 ms in progress, 10 us
+    /* A stop that outlives its bound (a step of 0.16-0.3 ms in progress, 10 us
      * given) leaves the executor stopping: ring is refused until a stop
      * returns BC_OK, the rung step still completes, and it restarts. */
     CHECK_BC(bc_resident_ring(res));
