@@ -7,8 +7,11 @@
  * the step latency.
  *
  *   build/bin/resident_policy [--steps N] [--cpu C] [--io zerocopy|memcpy]
- *                             [--spin-ns NS] [--hold S]
+ *                             [--config NAME] [--spin-ns NS] [--hold S]
  *
+ * --config names the one GEMM configuration of every layer (default
+ * sm90_gemv: the GEMV kernel, the fastest resident step for a batch of 16;
+ * sm90_64x32 runs whole narrow tiles on fewer SMs).
  * --io zerocopy (default): the executor's kernel copies the observation in
  * and the action out itself. --io memcpy: the plans' device buffers, filled
  * and read with bc_memcpy_htod / bc_memcpy_dtoh around each step.
@@ -80,7 +83,7 @@ typedef struct policy {
     bc_gemm_plan *plan[LAYERS];
 } policy;
 
-static void build(bc_device *dev, policy *p)
+static void build(bc_device *dev, policy *p, const char *config)
 {
     for (int l = 0; l <= LAYERS; l++)
         CHECK(bc_mem_alloc(dev, (size_t)BATCH * width[l] * 2, &p->act[l]));
@@ -101,7 +104,7 @@ static void build(bc_device *dev, policy *p)
         d.m = BATCH, d.n = width[l + 1], d.k = width[l];
         d.a = p->act[l], d.b = p->dw[l], d.d = p->act[l + 1], d.bias = p->db[l];
         d.relu = l + 1 < LAYERS;
-        d.config = "sm90_64x32"; /* one configuration for every plan of an executor */
+        d.config = config; /* one configuration for every plan of an executor */
         CHECK(bc_gemm_plan_create(dev, &d, &p->plan[l]));
     }
 }
@@ -152,6 +155,7 @@ int main(int argc, char **argv)
 {
     int steps = 10000, cpu = -1, zerocopy = 1, hold = 0;
     long long spin_ns = -1;
+    const char *config = "sm90_gemv";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--steps") && i + 1 < argc)
             steps = atoi(argv[++i]);
@@ -161,13 +165,15 @@ int main(int argc, char **argv)
             zerocopy = 0, i++;
         else if (!strcmp(argv[i], "--io") && i + 1 < argc && !strcmp(argv[i + 1], "zerocopy"))
             zerocopy = 1, i++;
+        else if (!strcmp(argv[i], "--config") && i + 1 < argc)
+            config = argv[++i];
         else if (!strcmp(argv[i], "--spin-ns") && i + 1 < argc)
             spin_ns = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--hold") && i + 1 < argc)
             hold = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: resident_policy [--steps N] [--cpu C] [--io zerocopy|memcpy] [--spin-ns NS] "
-                            "[--hold S]\n");
+            fprintf(stderr, "usage: resident_policy [--steps N] [--cpu C] [--io zerocopy|memcpy] [--config NAME] "
+                            "[--spin-ns NS] [--hold S]\n");
             return 2;
         }
     }
@@ -189,7 +195,7 @@ int main(int argc, char **argv)
     CHECK(bc_stream_create(dev, 0, &s, NULL));
     policy p;
     memset(&p, 0, sizeof p);
-    build(dev, &p);
+    build(dev, &p, config);
 
     const size_t obs_bytes = (size_t)BATCH * width[0] * 2, act_bytes = (size_t)BATCH * width[LAYERS] * 2;
     uint16_t *obs, *action; /* pinned, mapped: the kernel reads and writes them in zero-copy mode */
