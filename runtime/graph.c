@@ -248,6 +248,8 @@ bc_status bc_graph_create(bc_stream *stream, const bc_gemm_plan *const *plans, i
 
 bc_status bc_graph_launch(const bc_graph *graph, bc_stream *stream)
 {
+    if (graph == NULL || stream == NULL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_graph_launch", "graph or stream is NULL");
     return BC_CU(cuGraphLaunch, graph->exec, stream->handle);
 }
 

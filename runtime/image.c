@@ -75,7 +75,7 @@ static bc_status resolve_manifest(bc__image *img, bc_module *mod, unsigned fams)
             char what[160];
             snprintf(what, sizeof what, "cannot set %s's dynamic shared memory limit to %d bytes",
                      manifest[i].symbol, manifest[i].smem);
-            return bc__refail(BC_ERR_MODULE_LOAD, "cuFuncSetAttribute", what);
+            return bc__refail(st, BC_ERR_MODULE_LOAD, "cuFuncSetAttribute", what);
         }
         k->smem_attr = manifest[i].smem;
     }

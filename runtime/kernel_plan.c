@@ -162,18 +162,19 @@ static bc_status layout_params(const bc_kernel *k, const bc_kernel_plan_desc *d,
 static bc_status set_attributes(bc_kernel *k, uint32_t dyn, uint32_t cluster_size)
 {
     char what[200];
+    bc_status st;
     if ((int)dyn > k->smem_attr) {
-        if (BC_CU(cuFuncSetAttribute, k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)dyn)) {
+        if ((st = BC_CU(cuFuncSetAttribute, k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)dyn))) {
             snprintf(what, sizeof what, "kernel %s: the driver refused %u bytes of dynamic shared memory", k->name,
                      dyn);
-            return bc__refail(BC_ERR_LAUNCH_CONFIG, "cuFuncSetAttribute", what);
+            return bc__refail(st, BC_ERR_LAUNCH_CONFIG, "cuFuncSetAttribute", what);
         }
         k->smem_attr = (int)dyn;
     }
     if (cluster_size > CLUSTER_PORTABLE && !k->nonportable) {
-        if (BC_CU(cuFuncSetAttribute, k->fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)) {
+        if ((st = BC_CU(cuFuncSetAttribute, k->fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1))) {
             snprintf(what, sizeof what, "kernel %s: the driver refused clusters of %u CTAs", k->name, cluster_size);
-            return bc__refail(BC_ERR_CLUSTER, "cuFuncSetAttribute", what);
+            return bc__refail(st, BC_ERR_CLUSTER, "cuFuncSetAttribute", what);
         }
         k->nonportable = 1;
     }
@@ -191,13 +192,18 @@ static bc_status check_schedulable(const bc_kernel *k, const CUlaunchConfig *lau
     q.numAttrs = 1;
     const CUlaunchConfig *lc = &q;
     int n = 0;
-    if (BC_CU(cuOccupancyMaxActiveClusters, &n, k->fn, lc)) {
+    const bc_status st = BC_CU(cuOccupancyMaxActiveClusters, &n, k->fn, lc);
+    if (st == BC_ERR_DRIVER) {
         bc_error_detail d;
-        bc_last_error(&d);
+        bc_last_error(&d); /* what BC_CU recorded */
         if (d.cu_result != CUDA_ERROR_INVALID_CLUSTER_SIZE)
-            return d.status;
-        return bc__refail(BC_ERR_CLUSTER, "cuOccupancyMaxActiveClusters", "the driver refused the cluster size");
+            return st;
+        return bc__refail(st, BC_ERR_CLUSTER, "cuOccupancyMaxActiveClusters", "the driver refused the cluster size");
     }
+    if (st) /* lost, or an answer BC_CU does not record (not ready) */
+        return st == BC_ERR_NOT_READY ? bc__refail(st, BC_ERR_DRIVER, "cuOccupancyMaxActiveClusters",
+                                                   "the driver did not answer the cluster query")
+                                      : st;
     if (n < 1)
         return BC_FAIL(BC_ERR_CLUSTER, "cuOccupancyMaxActiveClusters",
                        "kernel %s: a cluster of %u CTAs of %u threads with %u + %d bytes of shared memory each "
@@ -301,6 +307,8 @@ bc_status bc_kernel_plan_set_param(bc_kernel_plan *plan, int index, const void *
 
 bc_status bc_kernel_launch(const bc_kernel_plan *plan, bc_stream *stream)
 {
+    if (plan == NULL || stream == NULL)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_kernel_launch", "plan or stream is NULL");
     CUlaunchConfig lc = plan->launch;
     lc.hStream = stream->handle;
     return BC_CU(cuLaunchKernelEx, &lc, plan->kernel->fn, (void **)plan->args, NULL);

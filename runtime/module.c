@@ -15,12 +15,15 @@
 #define LOG_BYTES 4096
 #define MAX_EAGER_KERNELS 4096
 
-bc_status bc__refail(bc_status st, const char *call, const char *what)
+bc_status bc__refail(bc_status got, bc_status st, const char *call, const char *what)
 {
+    if (got == BC_ERR_DEVICE_LOST)
+        return got;
+    if (got == BC_ERR_NOT_READY) /* BC_CU records nothing for it (a poll's answer, here from no poll) */
+        return bc__fail(st, CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", call, __FILE__, __LINE__,
+                        "%s: CUDA_ERROR_NOT_READY (%d)", what, CUDA_ERROR_NOT_READY);
     bc_error_detail d;
-    bc_last_error(&d);
-    if (d.status == BC_ERR_DEVICE_LOST)
-        return d.status;
+    bc_last_error(&d); /* what BC_CU recorded for `got` */
     return bc__fail(st, d.cu_result, d.cu_name, call, __FILE__, __LINE__, "%s: %s (%d)", what,
                     d.cu_name[0] ? d.cu_name : "CUresult", d.cu_result);
 }
@@ -49,10 +52,12 @@ static bc_status driver_load(const void *image, const char *arch, int jit, CUmod
         return BC_OK;
     }
     log[sizeof log - 1] = '\0';
+    if (st == BC_ERR_DEVICE_LOST)
+        return st;
+    if (st == BC_ERR_NOT_READY) /* not recorded by BC_CU */
+        return bc__refail(st, BC_ERR_MODULE_LOAD, "cuModuleLoadDataEx", "the driver refused the image");
     bc_error_detail d;
-    bc_last_error(&d);
-    if (d.status == BC_ERR_DEVICE_LOST)
-        return d.status;
+    bc_last_error(&d); /* what BC_CU recorded for st */
     return bc__fail(BC_ERR_MODULE_LOAD, d.cu_result, d.cu_name, "cuModuleLoadDataEx", __FILE__, __LINE__,
                     "the driver refused the %s image%s: %s (%d); driver log: %s", arch,
                     jit ? " (PTX, JIT)" : "", d.cu_name[0] ? d.cu_name : "CUresult", d.cu_result,

@@ -85,10 +85,11 @@ void bc__module_free(bc_module *mod);
  * and parameter signature read once (kernel.c). */
 bc_status bc__kernel_resolve(bc_module *mod, const char *name, int describe, bc_kernel **out_kernel);
 
-/* Re-records the driver failure BC_CU just recorded as `st` (keeping its
- * CUresult, with `what` as the message), unless it is a sticky device
- * fault, which stays BC_ERR_DEVICE_LOST. */
-bc_status bc__refail(bc_status st, const char *call, const char *what);
+/* Re-records the driver failure `got` that BC_CU just returned as `st`
+ * (keeping its CUresult, with `what` as the message), unless it is a sticky
+ * device fault, which stays BC_ERR_DEVICE_LOST. A BC_ERR_NOT_READY, which
+ * BC_CU does not record, is recorded here as `st` with its CUresult. */
+bc_status bc__refail(bc_status got, bc_status st, const char *call, const char *what);
 
 /* Used by bc_device_close: each frees the object and unlinks it. */
 void bc__module_release(bc__link *node);

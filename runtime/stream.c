@@ -22,8 +22,7 @@ void bc__wait_pause(bc_sched_policy policy, uint32_t *sleep_ns)
     } else if (policy == BC_SCHED_BLOCK) {
         struct timespec ts = {0, (long)*sleep_ns};
         nanosleep(&ts, NULL);
-        if (*sleep_ns < BLOCK_SLEEP_MAX_NS)
-            *sleep_ns *= 2;
+        *sleep_ns = *sleep_ns >= BLOCK_SLEEP_MAX_NS / 2 ? BLOCK_SLEEP_MAX_NS : *sleep_ns * 2;
     }
 }
 

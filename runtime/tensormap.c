@@ -229,7 +229,7 @@ bc_status bc_tensor_map_encode(bc_device *dev, const bc_tensor_map_desc *desc, b
     uint64_t m[16];
     st = encode(desc, "tensor map", m);
     if (st == BC_ERR_DRIVER)
-        return bc__refail(BC_ERR_TENSOR_MAP, "cuTensorMapEncodeTiled", "the driver refused the tensor map");
+        return bc__refail(st, BC_ERR_TENSOR_MAP, "cuTensorMapEncodeTiled", "the driver refused the tensor map");
     if (!st)
         memcpy(out_map->opaque, m, sizeof m);
     return st;
@@ -242,7 +242,7 @@ bc_status bc_tensor_map_set_address(bc_device *dev, bc_tensor_map *map, bc_devpt
     bc_status st = check_device(dev);
     if (!st) st = replace_address(map->opaque, "tensor map", base);
     if (st == BC_ERR_DRIVER)
-        return bc__refail(BC_ERR_TENSOR_MAP, "cuTensorMapReplaceAddress", "the driver refused the address");
+        return bc__refail(st, BC_ERR_TENSOR_MAP, "cuTensorMapReplaceAddress", "the driver refused the address");
     return st;
 }
 

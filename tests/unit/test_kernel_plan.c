@@ -112,6 +112,17 @@ static void test_clusters(void **state)
     d = v.d, d.cluster[0] = 4;
     expect_reject(&e, e.saxpy, &d, BC_ERR_CLUSTER, "cuOccupancyMaxActiveClusters", "cannot be scheduled");
     fake_set_max_active_clusters(-1);
+    /* an answer BC_CU records nothing for (not ready), after an unrelated earlier failure on this thread:
+     * the plan fails as a driver failure of the query, not with the earlier status, and is not made */
+    bc_module *none = NULL;
+    assert_status(bc_module_load_file(e.dev, "/nonexistent", NULL, &none), BC_ERR_FILE_IO);
+    fake_fail_entry(FAKE_E_cuOccupancyMaxActiveClusters, 1, CUDA_ERROR_NOT_READY, 0);
+    d = v.d, d.cluster[0] = 4;
+    bc_kernel_plan *unmade = (bc_kernel_plan *)&d;
+    assert_status(bc_kernel_plan_create(e.saxpy, &d, &unmade), BC_ERR_DRIVER);
+    fake_fail_clear();
+    assert_ptr_equal(unmade, (bc_kernel_plan *)&d);
+    mt_assert_failed(BC_ERR_DRIVER, "cuOccupancyMaxActiveClusters", "did not answer");
     /* 8 CTAs: portable, no attribute; 16: the non-portable attribute is set at plan time */
     bc_kernel_plan *p8 = NULL, *p16 = NULL;
     d = v.d, d.cluster[0] = 8;

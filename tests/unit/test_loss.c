@@ -237,6 +237,44 @@ static void test_close_and_running_kernels(void **state)
     fake_reset();
 }
 
+/* close_timeout's bound covers all work of the context, also on a stream
+ * barecuda does not know (the caller's own): with a bound, such work that
+ * outlives it abandons the device at the bound; with a bound of 0, only the
+ * streams barecuda knows are looked at, and the close then waits for the
+ * other work as bc_device_close does (device.h). */
+static void test_close_timeout_covers_the_context(void **state)
+{
+    for (int zero = 0; zero < 2; zero++) {
+        bc_device *dev = open_dev(0, 1);
+        bc_stream *known = NULL;
+        assert_ok(bc_stream_create(dev, 0, &known, NULL)); /* idle */
+        CUstream ext = NULL; /* the caller's stream: launched on through a wrapper, then forgotten */
+        assert_int_equal(fake_table()->cuStreamCreateWithPriority(&ext, 0, 0), CUDA_SUCCESS);
+        bc_stream *w = NULL;
+        assert_ok(bc_stream_wrap(dev, ext, &w));
+        fake_set_kernel_duration_ms(300);
+        assert_ok(bc_selftest_empty_launch(w));
+        bc_stream_destroy(w);
+        const double t0 = ft_now_ms();
+        const bc_status st = bc_device_close_timeout(dev, zero ? 0 : 20000000u);
+        const double took = ft_now_ms() - t0;
+        print_message("  close_timeout(%s) with 300 ms of work on the caller's stream: %s after %.1f ms\n",
+                      zero ? "0" : "20 ms", bc_status_string(st), took);
+        if (zero) {
+            assert_ok(st); /* the known streams were idle; the close waited in the driver */
+            assert_true(took >= 200);
+        } else {
+            assert_status(st, BC_ERR_TIMEOUT);
+            assert_true(took >= 20 && took < 200);
+        }
+        fake_set_kernel_duration_ms(0);
+        fake_finish_kernels();
+        if (!zero)
+            bc__driver_release(); /* the abandoned device kept its driver reference */
+        fake_reset(); /* the caller's stream, and the abandoned context */
+    }
+}
+
 /* A failed open leaves the thread's current context as it found it. */
 static void test_failed_open_restores_current(void **state)
 {
@@ -276,6 +314,7 @@ int main(void)
         ft_test(test_kernel_fault_loses_the_process),
         ft_test(test_poison_on_sticky_injection),
         ft_test(test_close_and_running_kernels),
+        ft_test(test_close_timeout_covers_the_context),
         ft_test(test_failed_open_restores_current),
     };
     return cmocka_run_group_tests_name("loss", tests, NULL, NULL);

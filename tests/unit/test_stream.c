@@ -160,10 +160,42 @@ static void test_wait_timeout_each_policy(void **state)
         assert_ok(bc_stream_wait(s, 0));
         bc_device_close(dev);
     }
-    /* BLOCK sleeps between polls (2 us doubling to ~128 us): few polls */
+    /* BLOCK sleeps between polls (2 us doubling to 100 us): few polls */
     if (polls[BC_SCHED_BLOCK] > 200)
         fail_msg("BLOCK polled %llu times in 5 ms", (unsigned long long)polls[BC_SCHED_BLOCK]);
     assert_true(polls[BC_SCHED_SPIN] >= polls[BC_SCHED_BLOCK]);
+}
+
+/* BLOCK's sleep doubles from BC__WAIT_SLEEP_MIN_NS and stops at 100 us,
+ * the bound the contracts state (stream.h, device.h, README). */
+static void test_block_sleep_capped(void **state)
+{
+    uint32_t ns = BC__WAIT_SLEEP_MIN_NS, longest = 0;
+    for (int i = 0; i < 12; i++) {
+        bc__wait_pause(BC_SCHED_BLOCK, &ns);
+        longest = ns > longest ? ns : longest;
+    }
+    assert_int_equal(longest, 100000);
+    assert_int_equal(ns, 100000);
+}
+
+/* The launch calls refuse NULL handles without a driver call. */
+static void test_launch_null_handles(void **state)
+{
+    bc_device *dev = open_dev(BC_SCHED_SPIN);
+    bc_stream *s = NULL;
+    assert_ok(bc_stream_create(dev, 0, &s, NULL));
+    const uint64_t g0 = fake_entry_calls(FAKE_E_cuGraphLaunch), k0 = fake_entry_calls(FAKE_E_cuLaunchKernelEx);
+    assert_status(bc_graph_launch(NULL, s), BC_ERR_INVALID_ARGUMENT);
+    ft_assert_last(BC_ERR_INVALID_ARGUMENT, "bc_graph_launch", 0);
+    assert_status(bc_graph_launch(NULL, NULL), BC_ERR_INVALID_ARGUMENT);
+    assert_status(bc_gemm_launch(NULL, s), BC_ERR_INVALID_ARGUMENT);
+    ft_assert_last(BC_ERR_INVALID_ARGUMENT, "bc_gemm_launch", 0);
+    assert_status(bc_kernel_launch(NULL, s), BC_ERR_INVALID_ARGUMENT);
+    ft_assert_last(BC_ERR_INVALID_ARGUMENT, "bc_kernel_launch", 0);
+    assert_int_equal(fake_entry_calls(FAKE_E_cuGraphLaunch), g0);
+    assert_int_equal(fake_entry_calls(FAKE_E_cuLaunchKernelEx), k0);
+    bc_device_close(dev);
 }
 
 static void test_wait_errors(void **state)
@@ -342,6 +374,8 @@ int main(void)
         ft_test(test_wrap),
         ft_test(test_wait_completes),
         ft_test(test_wait_timeout_each_policy),
+        ft_test(test_block_sleep_capped),
+        ft_test(test_launch_null_handles),
         ft_test(test_wait_errors),
         ft_test(test_events),
         ft_test(test_close_releases_forgotten),

@@ -30,6 +30,21 @@ static void usage(FILE *f)
                BC_EXIT_VERIFY);
 }
 
+#define BAD(...) return fprintf(stderr, "barecuda gemm: " __VA_ARGS__), -1
+
+/* The whole of `s` as a finite float; 0 on success, -1 otherwise. */
+static int parse_float(const char *s, float *out)
+{
+    char *end = NULL;
+    const float v = strtof(s, &end);
+    if (*s == '\0' || end == s || *end != '\0' || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* The options into *o; -1 (a one-line reason on stderr first) on a bad
+ * one: numbers are checked whole and against their ranges. */
 static int parse(int argc, char **argv, gemm_opts *o)
 {
     static const struct option longs[] = {
@@ -43,31 +58,57 @@ static int parse(int argc, char **argv, gemm_opts *o)
     o->d.d_type = BC_DTYPE_BF16;
     o->iters = 20;
     int c;
+    long long v = 0;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (c) {
-        case 'm': o->d.m = atoll(optarg); break;
-        case 'n': o->d.n = atoll(optarg); break;
-        case 'k': o->d.k = atoll(optarg); break;
-        case 't': if (bc_cli_parse_dtype(optarg, &o->d.ab_type)) return -1; break;
-        case 'o': if (bc_cli_parse_dtype(optarg, &o->d.d_type)) return -1; break;
-        case 'a': o->d.alpha = strtof(optarg, NULL); break;
-        case 'b': o->d.beta = strtof(optarg, NULL); break;
+        case 'm': case 'n': case 'k':
+            if (bc_cli_parse_ll(optarg, 1, 2147483647LL, &v))
+                BAD("bad --%c '%s' (1..2^31-1)\n", c, optarg);
+            *(c == 'm' ? &o->d.m : c == 'n' ? &o->d.n : &o->d.k) = v;
+            break;
+        case 't':
+            if (bc_cli_parse_dtype(optarg, &o->d.ab_type) || o->d.ab_type == BC_DTYPE_F32)
+                BAD("bad --dtype '%s' (bf16 or f16)\n", optarg);
+            break;
+        case 'o':
+            if (bc_cli_parse_dtype(optarg, &o->d.d_type))
+                BAD("bad --out '%s' (bf16, f16 or f32)\n", optarg);
+            break;
+        case 'a': case 'b':
+            if (parse_float(optarg, c == 'a' ? &o->d.alpha : &o->d.beta))
+                BAD("bad --%s '%s' (a finite number)\n", c == 'a' ? "alpha" : "beta", optarg);
+            break;
         case 'B': o->bias = 1; break;
         case 'r': o->d.relu = 1; break;
-        case 'c': o->check_rows = atoll(optarg); break;
-        case 'i': o->iters = atoi(optarg); break;
+        case 'c':
+            if (bc_cli_parse_ll(optarg, 0, 2147483647LL, &v))
+                BAD("bad --check-rows '%s' (0..2^31-1; 0: every row of a small GEMM, else 64)\n", optarg);
+            o->check_rows = v;
+            break;
+        case 'i':
+            if (bc_cli_parse_ll(optarg, 1, 100000000, &v))
+                BAD("bad --iters '%s' (1..1e8)\n", optarg);
+            o->iters = (int)v;
+            break;
         case 'j': o->json = 1; break;
         case 'T': o->tile_report = 1; break;
         case 'C': o->d.config = optarg; break;
-        case 'S': o->d.split_k = (uint32_t)atoi(optarg); break;
+        case 'S':
+            if (bc_cli_parse_ll(optarg, 0, 16, &v))
+                BAD("bad --split '%s' (0 = the rule, 1 = none, 2..16)\n", optarg);
+            o->d.split_k = (uint32_t)v;
+            break;
         case 'K': o->d.stream_k = 1; break;
         case 'h': usage(stdout); exit(BC_EXIT_OK);
-        default: return -1;
+        default: BAD("unknown option or missing value: '%s'\n", argv[optind - 1]);
         }
     }
-    if (o->d.m < 1 || o->d.n < 1 || o->d.k < 1 || o->iters < 1)
-        return -1;
+    if (optind < argc)
+        BAD("unexpected argument '%s'\n", argv[optind]);
+    if (o->d.m < 1 || o->d.n < 1 || o->d.k < 1)
+        BAD("--m, --n and --k are required\n");
     return 0;
 }
 

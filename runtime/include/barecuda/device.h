@@ -103,11 +103,16 @@ void bc_device_close(bc_device *dev);
  * executors (each as bc_resident_destroy, within what is left of the
  * bound and at most BC_RESIDENT_STOP_BOUND_NS; one whose kernel does not
  * stop makes it BC_ERR_TIMEOUT, below),
- * then waits, polling without
- * blocking, until every stream barecuda knows on `dev` (those made by
- * bc_stream_create or wrapped by bc_stream_wrap, and its own copy stream)
- * is idle, for at most `timeout_ns` nanoseconds (CLOCK_MONOTONIC) in all;
- * then:
+ * then waits until all work of dev's context has finished (every stream
+ * of the context: barecuda's, the caller's, the legacy stream), for at
+ * most `timeout_ns` nanoseconds (CLOCK_MONOTONIC) in all: cuCtxSynchronize
+ * on a helper thread, which the call leaves blocked in the driver when the
+ * bound runs out. When no thread can be started, or the bound is 0 or
+ * spent stopping executors, it looks at the streams barecuda knows instead
+ * (those made by bc_stream_create or wrapped by bc_stream_wrap, and its own
+ * copy stream: polled until the bound, or looked at once when none is
+ * left); other work of the context then makes the close below wait for it,
+ * as bc_device_close does. Then:
  * - all idle: closes as bc_device_close and returns BC_OK;
  * - the device was, or turned out, lost: closes (nothing waits on a lost
  *   device) and returns BC_ERR_DEVICE_LOST;
@@ -121,9 +126,7 @@ void bc_device_close(bc_device *dev);
  *   returns the GPU to a known state is ending the process (README, "After
  *   a fault or a hang").
  * In every case `dev` is invalid afterwards, as are the objects made from
- * it. Work queued on streams barecuda does not know of (the legacy stream,
- * streams the caller created in the context) is not waited for here, and
- * closing waits for it as the driver does. NULL returns BC_OK. */
+ * it. NULL returns BC_OK. */
 bc_status bc_device_close_timeout(bc_device *dev, uint64_t timeout_ns);
 
 /* Contract: makes dev's context current on the calling thread. Needed once

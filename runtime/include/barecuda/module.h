@@ -164,12 +164,15 @@ bc_status bc_kernel_plan_create(bc_kernel *kernel, const bc_kernel_plan_desc *de
 
 /* Contract: replaces parameter `index` with `size` bytes at `value` (size
  * must equal the parameter's; a checked buffer is checked again). No
- * allocation, no driver call. On failure the plan is unchanged. A graph
+ * allocation; no driver call, except one cuPointerGetAttributes for a
+ * checked buffer outside barecuda's pools and registered ranges. On
+ * failure the plan is unchanged. A graph
  * that captured the plan sees the change after bc_graph_update_node. */
 bc_status bc_kernel_plan_set_param(bc_kernel_plan *plan, int index, const void *value, uint32_t size);
 
 /* Contract: one cuLaunchKernelEx on `stream`; no allocation, no lock, no
- * validation (all done at plan time). */
+ * validation beyond NULL handles (BC_ERR_INVALID_ARGUMENT, no driver call):
+ * the rest was done at plan time. */
 bc_status bc_kernel_launch(const bc_kernel_plan *plan, bc_stream *stream);
 
 /* Contract: frees the plan. NULL is a no-op. A graph that captured the
