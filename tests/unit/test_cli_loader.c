@@ -156,6 +156,27 @@ static void test_boot_wrong_answer_exits_verify(void **state)
     has(r.err, "barecuda boot: BC_ERR_VERIFY_FAILED");
 }
 
+/* Bad boot options: one line saying which, exit 2, before any device. */
+static void test_boot_bad_options(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *a, *b, *says;
+    } cases[] = {
+        {"--device", "", "bad device ordinal ''"},     {"--device", "+0", "bad device ordinal '+0'"},
+        {"--device", " 1", "bad device ordinal ' 1'"}, {"--device", "1025", "bad device ordinal"},
+        {"--digest", " -1", "bad digest"},             {"--digest", "-1", "bad digest"},
+        {"--module", NULL, "--module needs a value"},  {"--kernel-groups", NULL, "--kernel-groups needs a value"},
+        {"--nope", NULL, "unknown argument '--nope'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_result r;
+        run_cli(&r, "boot", cases[i].a, cases[i].b);
+        assert_int_equal(r.rc, BC_EXIT_USAGE);
+        has(r.err, cases[i].says);
+    }
+}
+
 static void test_boot_exit_codes(void **state)
 {
     (void)state;
@@ -375,6 +396,7 @@ int main(void)
         ft_test(test_boot_portable_images),
         ft_test(test_boot_wrong_answer_exits_verify),
         ft_test(test_boot_exit_codes),
+        ft_test(test_boot_bad_options),
         ft_test(test_boot_kernel_groups),
         ft_test(test_fatbin_lists_the_embedded_image),
         ft_test(test_fatbin_file_errors),

@@ -372,10 +372,11 @@ static void test_bench_reports_the_failing_call(void **state)
     run_cli(&r, json);
     assert_int_not_equal(r.rc, BC_EXIT_OK);
     assert_int_not_equal(r.rc, BC_EXIT_VERIFY);
-    has(r.err, "barecuda bench: 64x256x64: bc_graph_create(");
+    has(r.err, "barecuda bench: 64x256x64: bc_graph_create failed: "); /* the call, not its expression */
+    lacks(r.err, "bc_graph_create(");
     has(r.err, "cuGraphInstantiateWithFlags");
     assert_int_equal(count_of(r.err, "\n"), 1); /* one line, not one per nesting level */
-    has(r.out, "\"rows\":[],\"error\":\"64x256x64: bc_graph_create(");
+    has(r.out, "\"rows\":[],\"error\":\"64x256x64: bc_graph_create failed");
     run_free(&r);
 
     /* a device fault during the timed replays: the launch exit code */
@@ -384,7 +385,7 @@ static void test_bench_reports_the_failing_call(void **state)
     const char *text[] = {"bench", "--shapes", "64x256x64", "--replays", "3", NULL};
     run_cli(&r, text);
     assert_int_equal(r.rc, BC_EXIT_DEVICE_LOST);
-    has(r.err, "bc_graph_launch(");
+    has(r.err, "bc_graph_launch failed");
     lacks(r.out, "PASS");
     run_free(&r);
 }
@@ -401,6 +402,38 @@ static void test_bench_bad_options(void **state)
         run_cli(&r, cases[i]);
         assert_int_equal(r.rc, BC_EXIT_USAGE);
         has(r.err, "usage: barecuda bench");
+        run_free(&r);
+    }
+}
+
+/* Bad gemm options: a one-line reason, exit 2, before any device. */
+static void test_gemm_bad_options(void **state)
+{
+    (void)state;
+    static const char *const cases[][9] = {
+        {"gemm", "--m", "12abc", "--n", "8", "--k", "8", NULL, "bad --m '12abc'"},
+        {"gemm", "--m", "8", "--n", "8", "--k", "8", "--split", "bad --split '-1'"},
+        {"gemm", "--m", "8", "--n", "8", "--k", "8", "stray", "unexpected argument 'stray'"},
+        {"gemm", "--m", "99999999999999999999", "--n", "8", "--k", "8", NULL, "bad --m"},
+        {"gemm", "--m", "8", "--n", "8", "--k", "8", "--iters", "bad --iters '5x'"},
+        {"gemm", "--m", "8", "--n", "8", "--k", "8", "--alpha", "bad --alpha 'banana'"},
+        {"gemm", "--m", "8", "--n", "8", "--k", "8", "--dtype", "bad --dtype 'f32'"},
+        {"gemm", "--m", "8", "--n", "8", NULL, NULL, NULL, "--m, --n and --k are required"},
+    };
+    static const char *const values[] = {NULL, "-1", NULL, NULL, "5x", "banana", "f32", NULL};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *args[10];
+        int n = 0;
+        for (int j = 0; j < 8 && cases[i][j] != NULL; j++)
+            args[n++] = cases[i][j];
+        if (values[i] != NULL)
+            args[n++] = values[i];
+        args[n] = NULL;
+        run_result r;
+        run_cli(&r, args);
+        assert_int_equal(r.rc, BC_EXIT_USAGE);
+        has(r.err, cases[i][8]);
+        has(r.err, "usage: barecuda gemm");
         run_free(&r);
     }
 }
@@ -519,6 +552,20 @@ static void test_latency_bad_options(void **state)
         has(r.err, "usage: barecuda latency");
         run_free(&r);
     }
+    /* an MLP is bf16 in and out with its own shapes: a GEMM's shape or types beside it are refused */
+    static const char *const mlp_with[][6] = {
+        {"latency", "--mlp", "16:256,64", "--shape", "64x64x64", NULL},
+        {"latency", "--mlp", "16:256,64", "--dtype", "f16", NULL},
+        {"latency", "--m", "64", "--mlp", "16:256,64", NULL},
+        {"latency", "--mlp", "16:256,64", "--out", "f32", NULL},
+    };
+    for (size_t i = 0; i < sizeof mlp_with / sizeof mlp_with[0]; i++) {
+        run_result r;
+        run_cli(&r, mlp_with[i]);
+        assert_int_equal(r.rc, BC_EXIT_USAGE);
+        has(r.err, "--mlp runs its own layers");
+        run_free(&r);
+    }
 }
 
 int main(void)
@@ -536,6 +583,7 @@ int main(void)
         ft_test(test_bench_never_times_a_wrong_gemm),
         ft_test(test_bench_reports_the_failing_call),
         ft_test(test_bench_bad_options),
+        ft_test(test_gemm_bad_options),
         ft_test(test_latency_end_to_end),
         ft_test(test_latency_checks_first),
         ft_test(test_latency_reports_the_failing_call),

@@ -79,7 +79,8 @@ void bc_cli_report_call(const char *cmd, const char *call, bc_status st)
     bc_error_detail d;
     bc_last_error(&d);
     const int detail = d.status == st && d.message[0];
-    fprintf(stderr, "barecuda %s: %s failed: %s", cmd, call, bc_status_string(st));
+    fprintf(stderr, "barecuda %s: %.*s failed: %s", cmd, (int)strcspn(call, "("), call,
+            bc_status_string(st)); /* the function's name: a caller may pass the whole expression */
     if (detail)
         fprintf(stderr, ": %s", d.message);
     if (detail && d.cu_result != 0)

@@ -25,7 +25,8 @@ int bc_cli_parse_set(const char *s, const char *const *names, int count, int *ou
 void bc_cli_json_string(FILE *f, const char *s);
 
 /* Prints one line to stderr: "barecuda <cmd>: <call> failed: <status>:
- * <detail> [driver call <name> -> <CUresult name>]". */
+ * <detail> [driver call <name> -> <CUresult name>]"; <call> is cut at its
+ * first '(' (a function's name from a stringified call). */
 void bc_cli_report_call(const char *cmd, const char *call, bc_status st);
 
 /* CLOCK_MONOTONIC in nanoseconds. */

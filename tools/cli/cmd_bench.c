@@ -94,10 +94,12 @@ static size_t arena_bytes(const bench_opts *o)
 static bc_status fail(bench_ctx *c, const bc_shape *s, const char *call, bc_status st)
 {
     char where[512];
+    const int len = (int)strcspn(call, "("); /* the function's name, not the expression (TRY) */
     if (s)
-        snprintf(where, sizeof where, "%lldx%lldx%lld: %s", (long long)s->m, (long long)s->n, (long long)s->k, call);
+        snprintf(where, sizeof where, "%lldx%lldx%lld: %.*s", (long long)s->m, (long long)s->n, (long long)s->k,
+                 len, call);
     else
-        snprintf(where, sizeof where, "%s", call);
+        snprintf(where, sizeof where, "%.*s", len, call);
     bc_cli_report_call("bench", where, st);
     if (c->error[0] == '\0') {
         bc_error_detail d;

@@ -7,6 +7,7 @@
  * checks[]. Exit codes are cli.h's: a boot script can tell a missing driver
  * from a corrupt image from a wrong answer.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,8 +170,10 @@ static int parse_digest(user_module *um, const char *hex)
 {
     char *end = NULL;
     errno = 0;
+    if (!isxdigit((unsigned char)hex[0])) /* strtoull would take blanks, a sign or "0x" */
+        return -1;
     unsigned long long v = strtoull(hex, &end, 16);
-    if (errno || end == hex || *end != '\0' || hex[0] == '-')
+    if (errno || end == hex || *end != '\0')
         return -1;
     um->digest = v;
     um->check_digest = 1;
@@ -425,10 +428,10 @@ int bc_cmd_boot(int argc, char **argv)
         } else if (!strcmp(argv[i], "--json")) {
             json = 1;
         } else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end != '\0' || v < 0 || v > 1024) {
-                fprintf(stderr, "barecuda boot: bad device ordinal '%s'\n", argv[i]);
+            long long v = 0;
+            if (!isdigit((unsigned char)argv[++i][0]) || bc_cli_parse_ll(argv[i], 0, 1024, &v)) {
+                fprintf(stderr, "barecuda boot: bad device ordinal '%s' (0..1024)\n", argv[i]);
+                free(um.names_buf);
                 return BC_EXIT_USAGE;
             }
             ordinal = (int)v;
@@ -436,7 +439,14 @@ int bc_cmd_boot(int argc, char **argv)
             usage(stdout);
             return BC_EXIT_OK;
         } else {
-            fprintf(stderr, "barecuda boot: unknown argument '%s'\n", argv[i]);
+            static const char *const valued[] = {"--module", "--kernels", "--digest", "--kernel-groups", "--device"};
+            int known = 0;
+            for (size_t j = 0; j < sizeof valued / sizeof valued[0]; j++)
+                known |= !strcmp(argv[i], valued[j]);
+            if (known) /* the last word: its value is missing */
+                fprintf(stderr, "barecuda boot: %s needs a value\n", argv[i]);
+            else
+                fprintf(stderr, "barecuda boot: unknown argument '%s'\n", argv[i]);
             usage(stderr);
             free(um.names_buf);
             return BC_EXIT_USAGE;

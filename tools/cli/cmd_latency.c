@@ -35,7 +35,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: barecuda latency [--m M --n N --k K | --shape MxNxK] [--dtype bf16|f16] [--out bf16|f16|f32]\n"
-            "                        [--runs R] [--warmup W] [--mode stream|graph|all] [--wait spin|yield|block|all]\n"
+            "                        [--runs R] [--warmup W] [--mode M[,M...]|all] [--wait P[,P...]|all]\n"
             "                        [--cpu C] [--priority P] [--csv FILE] [--svg FILE] [--json] [--config NAME]\n"
             "                        [--split S|S1,S2,...] [--timeout-ms T] [--no-check] [--mlp B:W0,W1,...]\n"
             "                        [--resident] [--io]\n"
@@ -43,11 +43,13 @@ static void usage(FILE *f)
             "End-to-end latency of one GEMM plan (default 128x2048x2048 bf16), host call -> completion seen by the\n"
             "host, R runs (default 10000; --n is the GEMM's N) after W warm-up runs (default 200), per mode and\n"
             "wait policy; then the host cost of the launch call alone, for the plan and for a 1x1x8 plan (the\n"
-            "floor). Prints p50/p90/p99/p99.9/max (nearest rank, us). --csv writes every sample as\n"
+            "floor). --mode takes stream, graph or resident (all: stream and graph), --wait spin, yield or block.\n"
+            "Prints p50/p90/p99/p99.9/max (nearest rank, us). --csv writes every sample as\n"
             "mode,policy,index,ns; --svg a histogram. --cpu pins the measuring thread; --priority sets the stream\n"
             "priority (clamped; the effective one is printed). Results are checked against the CPU reference\n"
             "first (exit %d when wrong) unless --no-check. Each wait is bounded by --timeout-ms (default 10000).\n"
-            "--mlp B:W0,...,WL measures a multilayer perceptron instead (batch B, layer widths W, bias, ReLU but\n"
+            "--mlp B:W0,...,WL measures a multilayer perceptron instead (bf16 in and out, so not with --shape, --m,\n"
+            "--n, --k, --dtype or --out; batch B, layer widths W, bias, ReLU but\n"
             "after the last layer; the mlp of a control-loop policy: 16:256,1024,1024,64): stream mode launches\n"
             "its plans in order, graph mode replays one graph of them. --split S pins every plan's split (0 = the\n"
             "rule, 1 = whole tiles, 2..16); with --mlp, S1,S2,... pins each layer's. --resident adds mode \"resident\": one step\n"
@@ -106,7 +108,7 @@ static int parse(int argc, char **argv, lat_opts *o)
     o->check = 1;
     o->timeout_ns = 10000ull * 1000000ull;
     bc_resident_config_default(&o->res);
-    int c, out_set = 0, resident = 0;
+    int c, out_set = 0, resident = 0, gemm_set = 0;
     long long v = 0;
     bc_shape sh;
     optind = 1;
@@ -117,15 +119,18 @@ static int parse(int argc, char **argv, lat_opts *o)
             if (bc_cli_parse_ll(optarg, 1, 2147483647LL, &v))
                 BAD("bad --%c '%s' (1..2^31-1)\n", c, optarg);
             *(c == 'm' ? &o->m : c == 'n' ? &o->n : &o->k) = v;
+            gemm_set = 1;
             break;
         case 'S':
             if (bc_shapes_parse(optarg, &sh, 1) != 1)
                 BAD("bad --shape '%s' (want MxNxK)\n", optarg);
             o->m = sh.m, o->n = sh.n, o->k = sh.k;
+            gemm_set = 1;
             break;
         case 't':
             if (bc_cli_parse_dtype(optarg, &o->ab) || o->ab == BC_DTYPE_F32)
                 BAD("bad --dtype '%s' (bf16 or f16)\n", optarg);
+            gemm_set = 1;
             break;
         case 'o':
             if (bc_cli_parse_dtype(optarg, &o->out))
@@ -195,6 +200,8 @@ static int parse(int argc, char **argv, lat_opts *o)
     }
     if (optind < argc)
         BAD("unexpected argument '%s'\n", argv[optind]);
+    if (o->mlp != NULL && (gemm_set || out_set))
+        BAD("--mlp runs its own layers, bf16 in and out: not with --shape, --m, --n, --k, --dtype or --out\n");
     if (o->splits > 1 && (o->mlp == NULL || o->splits != o->layers))
         BAD("--split with %d values needs --mlp with as many layers\n", o->splits);
     if (o->splits == 1) /* one value: every layer's */
@@ -218,8 +225,8 @@ static void add(lat_series *s, int *n, const char *mode, const char *policy, int
     x->graph = graph, x->floor = floor, x->kind = kind, x->wait = wait, x->resident = resident;
 }
 
-/* The series to measure, in order; sample storage from one block. */
-static int plan_series(const lat_opts *o, lat_series *s, uint64_t *store)
+/* The series to measure, in order (their sample storage is run's). */
+static int plan_series(const lat_opts *o, lat_series *s)
 {
     static const char *const io_modes[] = {"resident-memcpy", "resident-zerocopy"};
     char mode[24];
@@ -250,10 +257,6 @@ static int plan_series(const lat_opts *o, lat_series *s, uint64_t *store)
     /* the raw floor: one cuLaunchKernelEx of a kernel that does nothing, the call alone and end to end */
     add(s, &n, "empty-kernel", "launch_call", 0, 2, LAT_LAUNCH, BC_SCHED_SPIN, LAT_RES_NONE);
     add(s, &n, "empty-kernel", "spin", 0, 2, LAT_E2E, BC_SCHED_SPIN, LAT_RES_NONE);
-    for (int i = 0; i < n; i++) {
-        s[i].ns = store + (size_t)(2 * i) * (size_t)o->runs;
-        s[i].sorted = store + (size_t)(2 * i + 1) * (size_t)o->runs;
-    }
     return n;
 }
 
@@ -327,14 +330,18 @@ static int run(lat_ctx *c, bc_device_info *di, int prio_eff)
     const lat_opts *o = c->o;
     static lat_series series[MAX_SERIES];
     memset(series, 0, sizeof series);
-    const size_t store_bytes = 2 * (size_t)MAX_SERIES * (size_t)o->runs * sizeof(uint64_t);
+    const int count = plan_series(o, series);
+    const size_t store_bytes = 2 * (size_t)count * (size_t)o->runs * sizeof(uint64_t); /* the series run only */
     uint64_t *store = malloc(store_bytes);
     if (store == NULL) {
         fprintf(stderr, "barecuda latency: cannot allocate %zu bytes for the samples\n", store_bytes);
         return BC_EXIT_ERROR;
     }
     memset(store, 0, store_bytes); /* touch every page before timing */
-    const int count = plan_series(o, series, store);
+    for (int i = 0; i < count; i++) {
+        series[i].ns = store + (size_t)(2 * i) * (size_t)o->runs;
+        series[i].sorted = store + (size_t)(2 * i + 1) * (size_t)o->runs;
+    }
     if (o->cpu >= 0 && pin(o->cpu)) {
         free(store);
         return BC_EXIT_ERROR;

@@ -117,8 +117,9 @@ void lat_print_json(const lat_report *r)
     bc_cli_json_string(stdout, r->device);
     printf(",\"sm_count\":%d,\"image\":", r->sm_count);
     bc_cli_json_string(stdout, r->image);
-    printf(",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"dtype\":\"%s\",\"out\":\"%s\",\"config\":", (long long)r->m,
-           (long long)r->n, (long long)r->k, bc_cli_dtype_name(r->ab), bc_cli_dtype_name(r->out));
+    if (r->network == NULL) /* a network's layers are in "network" and "layer_plans" */
+        printf(",\"m\":%lld,\"n\":%lld,\"k\":%lld", (long long)r->m, (long long)r->n, (long long)r->k);
+    printf(",\"dtype\":\"%s\",\"out\":\"%s\",\"config\":", bc_cli_dtype_name(r->ab), bc_cli_dtype_name(r->out));
     bc_cli_json_string(stdout, r->plan.config);
     printf(",\"grid\":%u,\"cluster\":%u,\"split_k\":%u,\"floor_config\":", r->plan.grid_x, r->plan.cluster_x,
            r->plan.split_k);
