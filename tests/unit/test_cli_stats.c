@@ -290,6 +290,16 @@ static void lacks(const char *text, const char *needle)
         fail_msg("output has \"%s\":\n%s", needle, text);
 }
 
+/* Runs args, expects exit 2 and `says` on stderr. */
+static void expect_usage(const char *const *args, const char *says)
+{
+    run_result r;
+    run_cli(&r, args);
+    assert_int_equal(r.rc, BC_EXIT_USAGE);
+    has(r.err, says);
+    run_free(&r);
+}
+
 static void test_bench_times_a_correct_gemm(void **state)
 {
     (void)state;
@@ -397,13 +407,8 @@ static void test_bench_bad_options(void **state)
         {"bench", "--shapes", "64x64", NULL}, {"bench", "--dtype", "f32", NULL}, {"bench", "--replays", "0", NULL},
         {"bench", "--out", "int8", NULL},     {"bench", "--nope", NULL, NULL},   {"bench", "stray", NULL, NULL},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        run_result r;
-        run_cli(&r, cases[i]);
-        assert_int_equal(r.rc, BC_EXIT_USAGE);
-        has(r.err, "usage: barecuda bench");
-        run_free(&r);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_usage(cases[i], "usage: barecuda bench");
 }
 
 /* Bad gemm options: a one-line reason, exit 2, before any device. */
@@ -429,12 +434,8 @@ static void test_gemm_bad_options(void **state)
         if (values[i] != NULL)
             args[n++] = values[i];
         args[n] = NULL;
-        run_result r;
-        run_cli(&r, args);
-        assert_int_equal(r.rc, BC_EXIT_USAGE);
-        has(r.err, cases[i][8]);
-        has(r.err, "usage: barecuda gemm");
-        run_free(&r);
+        expect_usage(args, cases[i][8]);
+        expect_usage(args, "usage: barecuda gemm");
     }
 }
 
@@ -545,13 +546,8 @@ static void test_latency_bad_options(void **state)
         {"latency", "--cpu", "-1", NULL},    {"latency", "--m", "0", NULL},       {"latency", "--shape", "1x2", NULL},
         {"latency", "--dtype", "f32", NULL}, {"latency", "--priority", "x", NULL}, {"latency", "--zzz", NULL, NULL},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        run_result r;
-        run_cli(&r, cases[i]);
-        assert_int_equal(r.rc, BC_EXIT_USAGE);
-        has(r.err, "usage: barecuda latency");
-        run_free(&r);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_usage(cases[i], "usage: barecuda latency");
     /* an MLP is bf16 in and out with its own shapes: a GEMM's shape or types beside it are refused */
     static const char *const mlp_with[][6] = {
         {"latency", "--mlp", "16:256,64", "--shape", "64x64x64", NULL},
@@ -559,13 +555,8 @@ static void test_latency_bad_options(void **state)
         {"latency", "--m", "64", "--mlp", "16:256,64", NULL},
         {"latency", "--mlp", "16:256,64", "--out", "f32", NULL},
     };
-    for (size_t i = 0; i < sizeof mlp_with / sizeof mlp_with[0]; i++) {
-        run_result r;
-        run_cli(&r, mlp_with[i]);
-        assert_int_equal(r.rc, BC_EXIT_USAGE);
-        has(r.err, "--mlp runs its own layers");
-        run_free(&r);
-    }
+    for (size_t i = 0; i < sizeof mlp_with / sizeof mlp_with[0]; i++)
+        expect_usage(mlp_with[i], "--mlp runs its own layers");
 }
 
 int main(void)
