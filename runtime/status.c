@@ -64,6 +64,9 @@ const char *bc_status_string(bc_status st)
 }
 
 static _Thread_local bc_error_detail last_error;
+/* cu_name's own copy: the driver's names live in libcuda, which is
+ * unloaded when the last device closes (or an open fails) */
+static _Thread_local char last_cu_name[64];
 
 bc_status bc_last_error(bc_error_detail *out_detail)
 {
@@ -130,7 +133,8 @@ bc_status bc__fail(bc_status st, int cu_result, const char *cu_name, const char 
     bc_error_detail *e = &last_error;
     e->status = st;
     e->cu_result = cu_result;
-    e->cu_name = cu_name ? cu_name : "";
+    snprintf(last_cu_name, sizeof last_cu_name, "%s", cu_name ? cu_name : "");
+    e->cu_name = last_cu_name;
     e->call = call ? call : "";
     e->file = file ? file : "";
     e->line = line;

@@ -135,6 +135,9 @@ static void test_last_error_detail(void **state)
     assert_int_equal(d.status, BC_ERR_DRIVER);
     assert_int_equal(d.cu_result, CUDA_ERROR_OUT_OF_MEMORY);
     assert_string_equal(d.cu_name, "CUDA_ERROR_OUT_OF_MEMORY");
+    const char *drivers = NULL; /* the driver's own string lives in libcuda, unloaded by the failed open */
+    assert_int_equal(fake_table()->cuGetErrorName(CUDA_ERROR_OUT_OF_MEMORY, &drivers), CUDA_SUCCESS);
+    assert_ptr_not_equal(d.cu_name, drivers);
     assert_string_equal(d.call, "cuMemAlloc");
     assert_non_null(strstr(d.file, "device.c"));
     assert_true(d.line > 0);
