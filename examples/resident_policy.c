@@ -18,7 +18,8 @@
  * --spin-ns sets how long the idle kernel polls without sleeping after a
  * step (default 1 ms); --hold S keeps the executor running idle S seconds
  * after the last step (for power measurements), then stops it.
- * Exit 0 when the actions are right, 1 otherwise, 2 on a bad command line. */
+ * Exit 0 when the actions are right, 1 otherwise (a failing call too, such as
+ * a --config the executor cannot run), 2 on a bad command line. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_setaffinity */
 #endif

@@ -82,10 +82,12 @@ bc_status bc__kernel_resolve(bc_module *m, const char *name, int describe_it, bc
     }
     CUfunction fn = NULL;
     bc_status st = BC_CU(cuModuleGetFunction, &fn, m->handle, name);
+    if (st == BC_ERR_NOT_READY) /* not recorded by BC_CU, and no answer for a lookup */
+        return bc__refail(st, BC_ERR_DRIVER, "cuModuleGetFunction", "the driver did not resolve the kernel");
     if (st) {
         bc_error_detail d;
-        bc_last_error(&d);
-        if (d.cu_result != CUDA_ERROR_NOT_FOUND)
+        bc_last_error(&d); /* what BC_CU recorded for st */
+        if (st != BC_ERR_DRIVER || d.cu_result != CUDA_ERROR_NOT_FOUND)
             return st;
         return bc__fail(BC_ERR_MISSING_KERNEL, d.cu_result, d.cu_name, "cuModuleGetFunction", __FILE__, __LINE__,
                         "the %s image has no kernel named %s", m->arch, name);

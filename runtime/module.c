@@ -54,10 +54,10 @@ static bc_status driver_load(const void *image, const char *arch, int jit, CUmod
     log[sizeof log - 1] = '\0';
     if (st == BC_ERR_DEVICE_LOST)
         return st;
-    if (st == BC_ERR_NOT_READY) /* not recorded by BC_CU */
-        return bc__refail(st, BC_ERR_MODULE_LOAD, "cuModuleLoadDataEx", "the driver refused the image");
     bc_error_detail d;
     bc_last_error(&d); /* what BC_CU recorded for st */
+    if (st == BC_ERR_NOT_READY) /* BC_CU records nothing for it */
+        d.cu_result = CUDA_ERROR_NOT_READY, d.cu_name = "CUDA_ERROR_NOT_READY";
     return bc__fail(BC_ERR_MODULE_LOAD, d.cu_result, d.cu_name, "cuModuleLoadDataEx", __FILE__, __LINE__,
                     "the driver refused the %s image%s: %s (%d); driver log: %s", arch,
                     jit ? " (PTX, JIT)" : "", d.cu_name[0] ? d.cu_name : "CUresult", d.cu_result,

@@ -131,17 +131,22 @@ bc_status bc__fail(bc_status st, int cu_result, const char *cu_name, const char 
                    const char *file, int line, const char *fmt, ...)
 {
     bc_error_detail *e = &last_error;
+    /* cu_name and the message's arguments may be the previous failure's own
+     * copies (a re-recorded failure): read them all before writing either */
+    char name[sizeof last_cu_name], message[sizeof e->message];
+    snprintf(name, sizeof name, "%s", cu_name ? cu_name : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
     e->status = st;
     e->cu_result = cu_result;
-    snprintf(last_cu_name, sizeof last_cu_name, "%s", cu_name ? cu_name : "");
+    memcpy(last_cu_name, name, sizeof name);
     e->cu_name = last_cu_name;
     e->call = call ? call : "";
     e->file = file ? file : "";
     e->line = line;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(e->message, sizeof e->message, fmt, ap);
-    va_end(ap);
+    memcpy(e->message, message, sizeof message);
     if (bc__log_enabled(BC_LOG_ERROR)) {
         char buf[768];
         snprintf(buf, sizeof buf, "%s [%s%s%s] at %s:%d: %s", bc_status_string(st), e->call,

@@ -190,6 +190,8 @@ static void test_refusal_carries_the_driver_log(void **state)
     ft_assert_last(BC_ERR_MODULE_LOAD, "cuModuleLoadDataEx", CUDA_ERROR_INVALID_IMAGE);
     bc_error_detail d;
     bc_last_error(&d);
+    assert_string_equal(d.cu_name, "CUDA_ERROR_INVALID_IMAGE");
+    assert_non_null(strstr(d.message, "CUDA_ERROR_INVALID_IMAGE (200)"));
     assert_non_null(strstr(d.message, "ptxas fatal: cubin for the wrong GPU"));
     assert_non_null(strstr(d.message, "sm_90a"));
 }
@@ -242,6 +244,7 @@ static void test_missing_kernel(void **state)
     ft_assert_last(BC_ERR_MISSING_KERNEL, "cuModuleGetFunction", CUDA_ERROR_NOT_FOUND);
     bc_error_detail d;
     bc_last_error(&d);
+    assert_string_equal(d.cu_name, "CUDA_ERROR_NOT_FOUND"); /* kept through the re-recording */
     assert_non_null(strstr(d.message, "bc_test_spin"));
     assert_non_null(strstr(d.message, "sm_75a"));
     assert_null(img.mod);

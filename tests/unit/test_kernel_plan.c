@@ -88,6 +88,10 @@ static void test_launch_limits(void **state)
                               .param_count = 4};
     assert_status(bc_kernel_plan_create(box, &bd, &p), BC_ERR_LAUNCH_CONFIG);
     mt_assert_failed(BC_ERR_LAUNCH_CONFIG, "cuFuncSetAttribute", "60000 bytes");
+    bc_error_detail ed;
+    bc_last_error(&ed);
+    assert_string_equal(ed.cu_name, "CUDA_ERROR_INVALID_VALUE"); /* kept through the re-recording */
+    assert_non_null(strstr(ed.message, "CUDA_ERROR_INVALID_VALUE (1)"));
     fake_fail_clear();
     bc_device_close(e.dev);
 }

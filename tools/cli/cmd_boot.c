@@ -170,7 +170,7 @@ static int parse_digest(user_module *um, const char *hex)
 {
     char *end = NULL;
     errno = 0;
-    if (!isxdigit((unsigned char)hex[0])) /* strtoull would take blanks, a sign or "0x" */
+    if (!isxdigit((unsigned char)hex[0])) /* strtoull would take blanks or a sign ("0x" may lead) */
         return -1;
     unsigned long long v = strtoull(hex, &end, 16);
     if (errno || end == hex || *end != '\0')

@@ -82,7 +82,8 @@ typedef struct bc_error_detail {
     bc_status status;       /* the status that was returned */
     int cu_result;          /* CUresult of the failing driver call, 0 if none */
     const char *cu_name;    /* e.g. "CUDA_ERROR_OUT_OF_MEMORY", or ""; barecuda's
-                               copy, valid until the thread's next failure */
+                               copy, kept by the calling thread: valid until its
+                               next failure or its exit */
     const char *call;       /* driver entry point or barecuda rule, or "" */
     const char *file;       /* source file of the failing site */
     int line;               /* source line of the failing site */
