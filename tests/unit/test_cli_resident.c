@@ -88,6 +88,9 @@ static void test_mlp(void **state)
                                 "--resident", "--mode", "graph", "--wait", "spin", "--json", NULL};
     run_ok(&r, split_args);
     has(r.out, "\"layer_plans\":\"sm90_64x32m16, sm90_64x32m16, sm90_64x32m16s/8\"");
+    if (strstr(r.out, "\"m\":") != NULL) /* a network reports its layers, not the unused GEMM's shape */
+        fail_msg("an --mlp report carries a GEMM shape:\n%s", r.out);
+    has(r.out, "\"dtype\":\"bf16\",\"out\":\"bf16\"");
     /* the last layer's 2 tiles x 8 partials of 16 x 32 f32; 32 work items a phase at most */
     has(r.out, "\"resident_sm_count\":32,\"resident_operations\":3,\"resident_barriers\":2,"
                "\"resident_partial_bytes\":32768");
