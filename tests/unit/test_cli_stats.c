@@ -409,6 +409,11 @@ static void test_bench_bad_options(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         expect_usage(cases[i], "usage: barecuda bench");
+    /* an output file that cannot be written is refused before any work */
+    const char *csv[] = {"bench", "--shapes", "64x64x64", "--csv", "/nonexistent-dir/x.csv", NULL};
+    expect_usage(csv, "cannot write --csv /nonexistent-dir/x.csv");
+    const char *svg[] = {"latency", "--svg", "/nonexistent-dir/x.svg", NULL};
+    expect_usage(svg, "cannot write --svg /nonexistent-dir/x.svg");
 }
 
 /* Bad gemm options: a one-line reason, exit 2, before any device. */

@@ -207,6 +207,8 @@ int bench_opts_parse(int argc, char **argv, bench_opts *o)
         return fprintf(stderr, "barecuda bench: unexpected argument '%s'\n", argv[optind]), -1;
     if (check_mode(o, seen))
         return -1;
+    if (o->csv != NULL && !o->list_only && bc_cli_check_writable("bench", "csv", o->csv))
+        return -1;
     if (!(seen & SEEN_OUT))
         o->out = o->ab; /* as bench_cublas.py: the output type defaults to the input type */
     if (o->epi_set)

@@ -60,6 +60,15 @@ int bc_cli_parse_set(const char *s, const char *const *names, int count, int *ou
     return 0;
 }
 
+int bc_cli_check_writable(const char *cmd, const char *opt, const char *path)
+{
+    FILE *f = fopen(path, "a");
+    if (f == NULL)
+        return fprintf(stderr, "barecuda %s: cannot write --%s %s: %s\n", cmd, opt, path, strerror(errno)), -1;
+    fclose(f);
+    return 0;
+}
+
 void bc_cli_json_string(FILE *f, const char *s)
 {
     fputc('"', f);

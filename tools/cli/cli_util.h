@@ -21,6 +21,12 @@ int bc_cli_parse_ll(const char *s, long long lo, long long hi, long long *out);
  * (then *out is untouched). */
 int bc_cli_parse_set(const char *s, const char *const *names, int count, int *out);
 
+/* Whether `path` (the value of option `opt` of command `cmd`) can be
+ * written, asked before any work: 0, or -1 after one line on stderr. The
+ * file is opened for appending, so an existing one keeps its contents
+ * until the command writes it. */
+int bc_cli_check_writable(const char *cmd, const char *opt, const char *path);
+
 /* Writes `s` as a JSON string literal, quotes included. */
 void bc_cli_json_string(FILE *f, const char *s);
 

@@ -200,6 +200,9 @@ static int parse(int argc, char **argv, lat_opts *o)
     }
     if (optind < argc)
         BAD("unexpected argument '%s'\n", argv[optind]);
+    if ((o->csv != NULL && bc_cli_check_writable("latency", "csv", o->csv)) ||
+        (o->svg != NULL && bc_cli_check_writable("latency", "svg", o->svg)))
+        return -1;
     if (o->mlp != NULL && (gemm_set || out_set))
         BAD("--mlp runs its own layers, bf16 in and out: not with --shape, --m, --n, --k, --dtype or --out\n");
     if (o->splits > 1 && (o->mlp == NULL || o->splits != o->layers))
