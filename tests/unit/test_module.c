@@ -272,6 +272,25 @@ static void test_driver_refusal_and_corrupt_bytes(void **state)
     bc_device_close(dev);
 }
 
+/* A user cubin that needs a newer driver than the one loaded is refused
+ * before the driver sees it: the fixture is CUDA 13.0 nvcc's, and a CUDA
+ * 12.8 driver is told so by name. */
+static void test_driver_too_old_for_the_module(void **state)
+{
+    (void)state;
+    fake_set_driver_version(12080); /* the embedded image loads on 12.0 and later */
+    bc_device *dev = NULL;
+    open_plain(&dev);
+    bc_module *m = NULL;
+    const uint64_t before = fake_entry_calls(FAKE_E_cuModuleLoadDataEx);
+    assert_status(bc_module_load_file(dev, MT_FATBIN, NULL, &m), BC_ERR_DRIVER_TOO_OLD);
+    mt_assert_failed(BC_ERR_DRIVER_TOO_OLD, "image driver", "this driver is CUDA 12.8");
+    assert_null(m);
+    assert_int_equal(fake_entry_calls(FAKE_E_cuModuleLoadDataEx), before);
+    bc_device_close(dev);
+    fake_set_driver_version(13000);
+}
+
 /* A module cannot go while a plan made from its kernels lives; close
  * releases plans, then modules, and leaves bc_last_error() alone even when
  * the driver's unload fails. */
@@ -315,6 +334,7 @@ int main(void)
         ft_test(test_driver_without_param_info),
         ft_test(test_jit_only_when_asked),
         ft_test(test_driver_refusal_and_corrupt_bytes),
+        ft_test(test_driver_too_old_for_the_module),
         ft_test(test_unload_in_use_and_close),
     };
     return cmocka_run_group_tests_name("module", tests, NULL, NULL);

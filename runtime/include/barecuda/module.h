@@ -62,8 +62,9 @@ bc_status bc_module_options_default(bc_module_options *out_opts);
  * opts == NULL means the defaults. On failure *out_mod is untouched, nothing
  * is loaded and bc_last_error() says what was wrong: BC_ERR_FATBIN_CORRUPT,
  * BC_ERR_DIGEST_MISMATCH, BC_ERR_UNSUPPORTED_ARCH (naming the images
- * present), BC_ERR_FATBIN_COMPRESSED, BC_ERR_MODULE_LOAD,
- * BC_ERR_MISSING_KERNEL, BC_ERR_INVALID_ARGUMENT. */
+ * present), BC_ERR_FATBIN_COMPRESSED, BC_ERR_DRIVER_TOO_OLD (a cubin this
+ * driver cannot load), BC_ERR_MODULE_LOAD, BC_ERR_MISSING_KERNEL,
+ * BC_ERR_INVALID_ARGUMENT. */
 bc_status bc_module_load(bc_device *dev, const void *bytes, size_t len, const bc_module_options *opts,
                          bc_module **out_mod);
 
