@@ -4,9 +4,10 @@
 #include "error.h"
 #include "internal.h"
 
-/* The device's pool of `kind`, or a failure naming why there is none. */
-static bc_status get_pool(const bc_device *dev, bc_pool_kind kind, const char *fn,
-                          bc__tlsf **out_pool)
+/* The device's pool of `kind`, or a failure naming why there is none
+ * (status `none` when the device has no such arena). */
+static bc_status get_pool_or(const bc_device *dev, bc_pool_kind kind, const char *fn, bc_status none,
+                             bc__tlsf **out_pool)
 {
     if (dev == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, fn, "dev is NULL");
@@ -14,12 +15,19 @@ static bc_status get_pool(const bc_device *dev, bc_pool_kind kind, const char *f
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, fn, "unknown pool kind %d", (int)kind);
     bc__tlsf *pool = kind == BC_POOL_DEVICE ? dev->dev_pool : dev->host_pool;
     if (pool == NULL)
-        return BC_FAIL(BC_ERR_BAD_SIZE, fn,
+        return BC_FAIL(none, fn,
                        "the device was opened with %s_arena_bytes = 0: no %s pool",
                        kind == BC_POOL_DEVICE ? "device" : "host",
                        kind == BC_POOL_DEVICE ? "device" : "pinned host");
     *out_pool = pool;
     return BC_OK;
+}
+
+/* The pool for an allocation or the stats: none is BC_ERR_BAD_SIZE (no
+ * size fits an arena of 0 bytes). */
+static bc_status get_pool(const bc_device *dev, bc_pool_kind kind, const char *fn, bc__tlsf **out_pool)
+{
+    return get_pool_or(dev, kind, fn, BC_ERR_BAD_SIZE, out_pool);
 }
 
 bc_status bc_mem_alloc(bc_device *dev, size_t bytes, bc_devptr *out_ptr)
@@ -41,7 +49,7 @@ bc_status bc_mem_alloc(bc_device *dev, size_t bytes, bc_devptr *out_ptr)
 bc_status bc_mem_free(bc_device *dev, bc_devptr ptr)
 {
     bc__tlsf *pool;
-    bc_status st = get_pool(dev, BC_POOL_DEVICE, "bc_mem_free", &pool);
+    bc_status st = get_pool_or(dev, BC_POOL_DEVICE, "bc_mem_free", BC_ERR_FOREIGN_POINTER, &pool); /* not ours */
     return st ? st : bc__tlsf_free(pool, ptr);
 }
 
@@ -64,7 +72,7 @@ bc_status bc_host_alloc(bc_device *dev, size_t bytes, void **out_ptr)
 bc_status bc_host_free(bc_device *dev, void *ptr)
 {
     bc__tlsf *pool;
-    bc_status st = get_pool(dev, BC_POOL_HOST, "bc_host_free", &pool);
+    bc_status st = get_pool_or(dev, BC_POOL_HOST, "bc_host_free", BC_ERR_FOREIGN_POINTER, &pool); /* not ours */
     return st ? st : bc__tlsf_free(pool, (uint64_t)(uintptr_t)ptr);
 }
 

@@ -133,7 +133,7 @@ bc_status bc_selftest_gemm(bc_device *dev, bc_stream *s, bc_gemm_check_report *o
 done:
     bc_gemm_plan_destroy(plan);
     if (st == BC_ERR_TIMEOUT)
-        bf.d = 0; /* the kernel may still write it: leave it to bc_device_close */
+        bf.a = bf.b = bf.d = 0; /* the kernel may still read or write them: left to bc_device_close */
     free_buffers(dev, &bf);
     if (!st && out_report)
         *out_report = rep;

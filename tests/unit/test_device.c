@@ -136,6 +136,9 @@ static void test_arenas_zero(void **state)
     assert_status(bc_pool_get_stats(dev, BC_POOL_HOST, &ps), BC_ERR_BAD_SIZE);
     bc_devptr p = 0;
     assert_true(bc_mem_alloc(dev, 256, &p) != BC_OK);
+    /* nothing can be freed to a pool that does not exist: not ours */
+    assert_status(bc_mem_free(dev, 0x100000), BC_ERR_FOREIGN_POINTER);
+    assert_status(bc_host_free(dev, (void *)&ps), BC_ERR_FOREIGN_POINTER);
     bc_device_close(dev);
     assert_int_equal(fake_entry_calls(FAKE_E_cuMemFree), 0);
     assert_int_equal(fake_entry_calls(FAKE_E_cuMemFreeHost), 0);

@@ -411,6 +411,27 @@ static void test_smoke_timeout_keeps_blocks(void **state)
     bc_device_close(dev);
 }
 
+/* The known-answer GEMM likewise: after BC_ERR_TIMEOUT its A, B and D,
+ * which the kernel may still read or write, stay allocated until close. */
+static void test_gemm_check_timeout_keeps_blocks(void **state)
+{
+    (void)state;
+    smoke_emu_install(-1);
+    bc_device_config cfg = load_config();
+    bc_device *dev = NULL;
+    assert_ok(bc_device_open(&cfg, &dev));
+    bc_stream *s = NULL;
+    assert_ok(bc_stream_create(dev, 0, &s, NULL));
+    fake_set_kernel_duration_ms(60000);
+    assert_status(bc_selftest_gemm(dev, s, NULL), BC_ERR_TIMEOUT); /* after BC_SMOKE_TIMEOUT_NS, 2 s */
+    fake_finish_kernels();
+    fake_set_kernel_duration_ms(0);
+    bc_pool_stats ps;
+    assert_ok(bc_pool_get_stats(dev, BC_POOL_DEVICE, &ps));
+    assert_int_equal(ps.live_allocations, 3);
+    bc_device_close(dev);
+}
+
 static void test_smoke_needs_kernels(void **state)
 {
     (void)state;
@@ -438,6 +459,7 @@ int main(void)
         ft_test(test_smoke_passes_when_the_kernel_runs),
         ft_test(test_smoke_names_the_first_wrong_element),
         ft_test(test_smoke_timeout_keeps_blocks),
+        ft_test(test_gemm_check_timeout_keeps_blocks),
         ft_test(test_smoke_needs_kernels),
     };
     return cmocka_run_group_tests_name("image", tests, NULL, NULL);

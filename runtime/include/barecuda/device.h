@@ -147,7 +147,8 @@ typedef struct bc_device_info {
     int stream_priority_greatest;  /* numerically smallest = highest priority */
     bc_sched_policy sched;         /* the wait policy in effect */
     int primary_context;           /* 1 if the primary context is in use */
-    const char *image_arch;        /* kernel image loaded, e.g. "sm_90a"; "" if none */
+    const char *image_arch;        /* kernel image loaded, e.g. "sm_90a"; "" if none; points
+                                      into the device: valid until bc_device_close */
     int integrated;                /* 1: an integrated GPU (Jetson Orin/Thor, GB10) sharing DRAM
                                       with the CPU (CU_DEVICE_ATTRIBUTE_INTEGRATED) */
 } bc_device_info;

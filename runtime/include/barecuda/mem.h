@@ -22,14 +22,19 @@ extern "C" {
 
 typedef uint64_t bc_devptr; /* a CUdeviceptr */
 
-/* Contract: allocates `bytes` from the device arena. BC_ERR_BAD_SIZE for 0 or
- * more than the arena; BC_ERR_POOL_EXHAUSTED when no free block fits;
- * BC_ERR_TOO_MANY_BLOCKS when max_allocations are live. */
+/* Contract: allocates `bytes` from the device arena. BC_ERR_BAD_SIZE for 0,
+ * more than the arena, or a device opened without one; BC_ERR_POOL_EXHAUSTED
+ * when no free block is found; BC_ERR_TOO_MANY_BLOCKS when max_allocations
+ * are live. O(1): the search is good-fit, so a request succeeds whenever a
+ * free block of its size (rounded to 256 bytes) plus 1/32 exists, and may
+ * fail where only a block between the two does (bc_pool_stats's
+ * largest_free_block can then be larger than a refused request). */
 bc_status bc_mem_alloc(bc_device *dev, size_t bytes, bc_devptr *out_ptr);
 
 /* Contract: returns a block to the device arena. BC_ERR_FOREIGN_POINTER when
- * `ptr` is outside the arena, BC_ERR_DOUBLE_FREE when it is inside but not the
- * start of a live block; in both cases nothing changes. */
+ * `ptr` is outside the arena (or the device has none), BC_ERR_DOUBLE_FREE
+ * when it is inside but not the start of a live block; in both cases nothing
+ * changes. */
 bc_status bc_mem_free(bc_device *dev, bc_devptr ptr);
 
 /* Contract: the same over the pinned host arena (memory the GPU can DMA). */

@@ -73,9 +73,11 @@ typedef struct bc_gemm_check_report {
 
 /* Contract: runs the known-answer GEMM above through the public plan API on
  * `stream` (output poisoned first), copies D back and requires every element
- * to equal the CPU's exact answer. Buffers come from the device pool (about
- * 64 KiB) and the host pool when there is one; all are freed again. Waits are
- * bounded by BC_SMOKE_TIMEOUT_NS. BC_OK: *out_report filled (may be NULL).
+ * to equal the CPU's exact answer. Device buffers come from the device pool
+ * (about 64 KiB), host staging from malloc; all are freed again, except
+ * after BC_ERR_TIMEOUT, when the device buffers stay allocated (the kernel
+ * may still use them) until bc_device_close. Waits are bounded by
+ * BC_SMOKE_TIMEOUT_NS. BC_OK: *out_report filled (may be NULL).
  * BC_ERR_VERIFY_FAILED: bc_last_error() names the first wrong element.
  * Otherwise the status of the failing plan, launch, wait or pool call; on
  * failure *out_report is untouched. */
