@@ -344,15 +344,21 @@ static void test_smoke_poison_is_caught(void **state)
     bc_device_close(dev);
 }
 
+/* A device whose smoke and GEMM-check kernels the fake emulates, and a stream. */
+static void open_emulated(bc_device **dev, bc_stream **s)
+{
+    smoke_emu_install(-1);
+    bc_device_config cfg = load_config();
+    assert_ok(bc_device_open(&cfg, dev));
+    assert_ok(bc_stream_create(*dev, 0, s, NULL));
+}
+
 static void test_smoke_passes_when_the_kernel_runs(void **state)
 {
     (void)state;
-    smoke_emu_install(-1);
-    bc_device_config cfg = load_config();
     bc_device *dev = NULL;
-    assert_ok(bc_device_open(&cfg, &dev));
     bc_stream *s = NULL;
-    assert_ok(bc_stream_create(dev, 0, &s, NULL));
+    open_emulated(&dev, &s);
     bc_smoke_report rep;
     memset(&rep, 0, sizeof rep);
     assert_ok(bc_selftest_smoke(dev, s, &rep));
@@ -365,6 +371,7 @@ static void test_smoke_passes_when_the_kernel_runs(void **state)
     assert_int_equal(ps.live_allocations, 0);
     /* without a host pool the result goes through a malloc'ed buffer */
     bc_device_close(dev);
+    bc_device_config cfg = load_config();
     cfg.host_arena_bytes = 0;
     assert_ok(bc_device_open(&cfg, &dev));
     assert_ok(bc_stream_create(dev, 0, &s, NULL));
@@ -416,12 +423,9 @@ static void test_smoke_timeout_keeps_blocks(void **state)
 static void test_gemm_check_timeout_keeps_blocks(void **state)
 {
     (void)state;
-    smoke_emu_install(-1);
-    bc_device_config cfg = load_config();
     bc_device *dev = NULL;
-    assert_ok(bc_device_open(&cfg, &dev));
     bc_stream *s = NULL;
-    assert_ok(bc_stream_create(dev, 0, &s, NULL));
+    open_emulated(&dev, &s);
     fake_set_kernel_duration_ms(60000);
     assert_status(bc_selftest_gemm(dev, s, NULL), BC_ERR_TIMEOUT); /* after BC_SMOKE_TIMEOUT_NS, 2 s */
     fake_finish_kernels();
