@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """cuBLAS (through PyTorch) device time per GEMM, timed the way anchors.md
 says and the way `barecuda bench` times barecuda: a CUDA graph of 50
-back-to-back GEMMs over rotating input sets (enough that small shapes do not
-sit in L2), median over replays. D = A . B^T with A MxK, B NxK row-major.
+back-to-back GEMMs over 2..8 rotating input sets (the same rule as barecuda's:
+a small shape's eight sets can still fit the L2, on both sides alike), median
+over replays. D = A . B^T with A MxK, B NxK row-major.
 
 With --sweep it draws the same shapes and epilogues as `barecuda bench
 --sweep` (tools/sweep.py) and times, for each epilogue, the nearest thing
@@ -59,7 +60,7 @@ def time_graph(run, replays=20, per_graph=50):
 
 def time_shape(m, n, k, dtype, out_dtype, replays=20, per_graph=50):
     bytes_per_set = (m * k + n * k) * 2 + m * n * torch.tensor([], dtype=out_dtype).element_size()
-    sets = max(2, min(8, (400 << 20) // max(bytes_per_set, 1)))  # > 8x L2 when small, <= 8 sets
+    sets = max(2, min(8, (400 << 20) // max(bytes_per_set, 1)))  # barecuda's rule (tools/cli/shapes.h)
     a = [torch.randn(m, k, device="cuda", dtype=dtype) for _ in range(sets)]
     b = [torch.randn(n, k, device="cuda", dtype=dtype) for _ in range(sets)]
     d = [torch.empty(m, n, device="cuda", dtype=out_dtype) for _ in range(sets)]

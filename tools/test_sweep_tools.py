@@ -280,6 +280,10 @@ class Compare(unittest.TestCase):
         self.assertEqual([r["index"] for r in s["ten_worst"]], [1, 2, 0])
         self.assertEqual(s["failed"], ["#3 16x16x16 f32_out"])
         self.assertFalse(s["targets_met"])
+        # the timed rows alone would meet the targets: a failed check still does not
+        good = [dict(r, ratio=1.2 if r["ratio"] else None) for r in rows]
+        self.assertFalse(sweep_compare.summarize(good)["targets_met"])
+        self.assertTrue(sweep_compare.summarize(good[:3])["targets_met"])
         labels = {g["label"]: g for g in s["groups"]}
         self.assertEqual(labels["bias"]["n"], 1)
         self.assertAlmostEqual(labels["beta*C (c, c_alias)"]["geomean"], 1.1)

@@ -23,8 +23,9 @@ extern const int bc_shapes_default_count;
 int bc_shapes_parse(const char *s, bc_shape *out, int cap);
 
 /* Rotating input sets for one shape, the rule of tools/bench_cublas.py:
- * max(2, min(8, 400 MiB / bytes_per_set)), so that the sets of a small shape
- * together are 8x the 50 MB L2 and a large shape still alternates two. */
+ * max(2, min(8, 400 MiB / bytes_per_set)): eight sets of a shape up to 50
+ * MiB a set, two of a large one. The eight sets of a small shape can still
+ * fit the 50 MB L2 together (both sides are timed alike). */
 int bc_bench_sets(uint64_t bytes_per_set);
 
 /* Bytes of one set, A + B + D (what the bandwidth figure counts). */
