@@ -111,6 +111,10 @@ bc_status bc_resident_create(bc_device *dev, const bc_gemm_plan *const *plans, i
     if (c.max_sleep_ns > MAX_SLEEP_LIMIT_NS)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "max_sleep_ns", "max_sleep_ns %u exceeds %u", c.max_sleep_ns,
                        MAX_SLEEP_LIMIT_NS);
+    if (dev->host_pool == NULL) /* the doorbell and completion words live there */
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "host_arena_bytes",
+                       "the executor needs the pinned host pool for its doorbell: open the device with "
+                       "host_arena_bytes > 0");
     bc_resident *r = calloc(1, sizeof *r);
     if (r == NULL)
         return BC_FAIL(BC_ERR_OUT_OF_HOST_MEMORY, "calloc", "cannot allocate a resident executor");
@@ -152,6 +156,13 @@ bc_status bc_resident_start(bc_resident *res, bc_stream *stream)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_resident_start", "the executor is already running");
     if (stream->dev != res->dev)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "stream", "the stream belongs to another device");
+    for (const bc__link *l = res->dev->residents.next; l != &res->dev->residents; l = l->next) {
+        const bc_resident *o = (const bc_resident *)l; /* link is the first member */
+        if (o != res && o->running && o->stream != NULL && o->stream->handle == stream->handle)
+            return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "stream",
+                           "another resident executor runs on this stream: its kernel would never let this one "
+                           "start, and its stop would wait for this one; give each executor its own stream");
+    }
     /* every rung step has completed (stop runs them first): a clean doorbell */
     __atomic_store_n(res->doorbell, res->rung, __ATOMIC_RELEASE);
     res->params.first_seq = res->rung;
@@ -196,7 +207,13 @@ bc_status bc_resident_wait(bc_resident *res, uint64_t timeout_ns)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_resident_wait", "res is NULL");
     if (__atomic_load_n(res->done, __ATOMIC_ACQUIRE) >= res->rung)
         return BC_OK;
-    const bc_sched_policy policy = res->stream ? res->stream->wait : BC_SCHED_SPIN;
+    if (!res->running) /* a stop saw the kernel fault or fail: the step will never complete */
+        return bc__dev_lost(res->dev)
+                   ? BC_LOST_FAIL("bc_resident_wait")
+                   : BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_resident_wait",
+                             "step %llu will never complete: the executor's kernel is not running",
+                             (unsigned long long)res->rung);
+    const bc_sched_policy policy = res->stream->wait;
     const uint64_t start = bc__now_ns();
     const uint64_t deadline = timeout_ns > UINT64_MAX - start ? UINT64_MAX : start + timeout_ns;
     uint32_t sleep_ns = BC__WAIT_SLEEP_MIN_NS;

@@ -17,7 +17,7 @@ typedef struct bc__resident_prog {
     uint32_t plans;
     uint32_t barriers;       /* operations flagged `barrier` */
     uint32_t max_tiles;      /* the most GEMM tiles of any phase */
-    uint32_t sys_release;    /* a copy writes host memory */
+    uint32_t sys_release;    /* a copy, or a plan's D outside the device arena, may write host memory */
     uint32_t sync_bytes;     /* the sync block with its split-K counters: zeroed per launch */
     uint64_t ws_bytes;       /* the split-K partials after it (ws_off counts from the block) */
     const char *config;      /* the plans' configuration name */

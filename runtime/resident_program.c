@@ -345,8 +345,16 @@ bc_status bc__resident_build(bc_device *dev, const bc_gemm_plan *const *plans, i
             first = i, k0 = k;
         if (!st)
             st = gemm_op(&out->ops[out->count], plans[i]);
-        if (!st)
+        if (!st) {
             acc[out->count] = plan_access(&plans[i]->desc, plans[i]->swapped);
+            /* a D outside the device arena may be host memory (the pinned pool, a registered or mapped
+             * range): the arrivals are then released at system scope, as for an output copy, so the host
+             * sees the bytes once it sees the step complete */
+            const span w = acc[out->count].wr;
+            if (dev->dev_arena == 0 || w.lo < dev->dev_arena ||
+                w.hi > dev->dev_arena + (uint64_t)dev->cfg.device_arena_bytes)
+                out->sys_release = 1;
+        }
     }
     for (uint32_t i = 0; i < cfg->output_count && !st; i++, out->count++) {
         st = copy_op(dev, &cfg->outputs[i], "outputs", i, 1, &out->ops[out->count], &acc[out->count]);

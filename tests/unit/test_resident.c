@@ -517,6 +517,106 @@ static void test_close_with_hung_kernel(void **state)
     fake_reset();
 }
 
+/* Two executors cannot share a stream: the second start is refused (its
+ * kernel would wait behind the first, whose stop would wait for it). */
+static void test_one_executor_a_stream(void **state)
+{
+    env e;
+    bc_resident *a = started_mlp(&e); /* on e.s */
+    assert_ok(bc_resident_step(a, 5 * SEC));
+    bc_resident *b = NULL;
+    assert_ok(bc_resident_create(e.dev, plans_of(&e), LAYERS, NULL, &b));
+    assert_status(bc_resident_start(b, e.s), BC_ERR_INVALID_ARGUMENT);
+    ft_assert_last(BC_ERR_INVALID_ARGUMENT, "stream", 0);
+    bc_stream *other = NULL;
+    assert_ok(bc_stream_create(e.dev, 0, &other, NULL));
+    assert_ok(bc_resident_start(b, other)); /* its own stream: fine */
+    assert_ok(bc_resident_step(b, 5 * SEC));
+    assert_ok(bc_resident_stop(a, SEC));
+    assert_ok(bc_resident_stop(b, SEC));
+    assert_ok(bc_resident_start(b, e.s)); /* a's stream, free again */
+    assert_ok(bc_resident_stop(b, SEC));
+    bc_device_close(e.dev);
+}
+
+/* After a stop saw the kernel fault, a wait for the step it never finished
+ * says so at once instead of spending its bound. */
+static void test_wait_after_fault(void **state)
+{
+    env e;
+    bc_resident *res = started_mlp(&e);
+    assert_ok(bc_resident_step(res, 5 * SEC));
+    fake_set_resident_stall(1);
+    assert_ok(bc_resident_ring(res));
+    fake_poison(CUDA_ERROR_ILLEGAL_ADDRESS); /* the kernel faulted */
+    assert_status(bc_resident_stop(res, SEC), BC_ERR_DEVICE_LOST);
+    const double t0 = ft_now_ms();
+    assert_status(bc_resident_wait(res, 300000000ull), BC_ERR_DEVICE_LOST);
+    assert_true(ft_now_ms() - t0 < 100.0);
+    fake_set_resident_stall(0);
+    bc_resident_destroy(res);
+    bc_device_close(e.dev);
+    bc__driver_release(); /* test cleanup: a lost process */
+    fake_reset();
+}
+
+/* A plan whose D lies outside the device arena (here the pinned host pool)
+ * has the kernel release its arrivals at system scope, as an output copy
+ * does; plans writing the device arena do not. */
+static void test_plan_writing_host_memory(void **state)
+{
+    env e;
+    env_open(&e);
+    make_plans(&e);
+    bc_resident *res = NULL;
+    bc_resident_params p;
+    assert_ok(bc_resident_create(e.dev, plans_of(&e), LAYERS, NULL, &res));
+    assert_ok(bc_resident_start(res, e.s));
+    program_of(fake_last_launch(), &p);
+    assert_int_equal(p.sys_release, 0);
+    assert_ok(bc_resident_stop(res, SEC));
+    bc_resident_destroy(res);
+    bc_gemm_desc d = layer_desc(&e, LAYERS - 1, "sm90_64x32");
+    d.d = (bc_devptr)(uintptr_t)e.host_out; /* BATCH x 64 bf16: the pinned pool */
+    bc_gemm_plan *pl = NULL;
+    assert_ok(bc_gemm_plan_create(e.dev, &d, &pl));
+    assert_ok(bc_resident_create(e.dev, (const bc_gemm_plan *const *)&pl, 1, NULL, &res));
+    assert_ok(bc_resident_start(res, e.s));
+    program_of(fake_last_launch(), &p);
+    assert_int_equal(p.sys_release, 1);
+    assert_ok(bc_resident_stop(res, SEC));
+    bc_device_close(e.dev);
+}
+
+/* The doorbell and completion words live in the pinned host pool: a device
+ * opened without one is refused up front, naming the setting, before any
+ * driver call. */
+static void test_needs_the_host_pool(void **state)
+{
+    gemm_emu_install(-1);
+    bc_device_config cfg = ft_config();
+    cfg.skip_kernel_load = 0;
+    cfg.kernel_groups = BC_KERNELS_ALL;
+    cfg.device_arena_bytes = 1u << 20;
+    cfg.host_arena_bytes = 0;
+    bc_device *dev = NULL;
+    assert_ok(bc_device_open(&cfg, &dev));
+    bc_devptr a = 0;
+    assert_ok(bc_mem_alloc(dev, 3 * 64 * 64 * 2, &a));
+    bc_gemm_desc d;
+    bc_gemm_desc_default(&d);
+    d.m = d.n = d.k = 64, d.a = a, d.b = a + 8192, d.d = a + 16384, d.config = "sm90_64x32";
+    bc_gemm_plan *pl = NULL;
+    assert_ok(bc_gemm_plan_create(dev, &d, &pl));
+    bc_resident *res = (bc_resident *)&d;
+    const uint64_t calls = fake_calls();
+    assert_status(bc_resident_create(dev, (const bc_gemm_plan *const *)&pl, 1, NULL, &res), BC_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fake_calls(), calls);
+    assert_ptr_equal(res, (bc_resident *)&d);
+    ft_assert_last(BC_ERR_INVALID_ARGUMENT, "host_arena_bytes", 0);
+    bc_device_close(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -524,7 +624,8 @@ int main(void)
         ft_test(test_step_path_is_free), ft_test(test_split_program),  ft_test(test_multicast_plan),
         ft_test(test_close_stops_it),    ft_test(test_close_with_hung_kernel),
         ft_test(test_close_timeout_stops_it), ft_test(test_close_timeout_after_abandoned_destroy),
-        ft_test(test_close_timeout_hung_kernel),
+        ft_test(test_close_timeout_hung_kernel), ft_test(test_one_executor_a_stream),
+        ft_test(test_wait_after_fault),  ft_test(test_plan_writing_host_memory), ft_test(test_needs_the_host_pool),
     };
     return cmocka_run_group_tests_name("resident", tests, NULL, NULL);
 }

@@ -77,16 +77,20 @@ bc_status bc_resident_config_default(bc_resident_config *out_cfg);
  * executor's kernels are resolved at open only when asked for).
  * BC_ERR_LAUNCH_CONFIG when the device cannot keep
  * cfg->sm_count CTAs resident at once; BC_ERR_NOT_SUPPORTED without
- * cooperative launch. Nothing is launched. On failure *out_res is untouched
- * and nothing is leaked. */
+ * cooperative launch; BC_ERR_INVALID_ARGUMENT naming host_arena_bytes on a
+ * device opened without a pinned host pool. A plan whose D lies outside
+ * the device arena (it may be host memory) makes the kernel release each
+ * step's completion at system scope, as an output copy does. Nothing is
+ * launched. On failure *out_res is untouched and nothing is leaked. */
 bc_status bc_resident_create(bc_device *dev, const bc_gemm_plan *const *plans, int count,
                              const bc_resident_config *cfg, bc_resident **out_res);
 
 /* Contract: launches the persistent kernel on `stream` (which it occupies
  * until bc_resident_stop; the stream must outlive the run), cooperatively,
- * cfg.sm_count CTAs. BC_ERR_INVALID_ARGUMENT if already started or if the
- * stream belongs to another device. A stopped executor may be started
- * again; step numbering continues. */
+ * cfg.sm_count CTAs. BC_ERR_INVALID_ARGUMENT if already started, if the
+ * stream belongs to another device, or if another running executor holds
+ * it (each executor needs its own stream). A stopped executor may be
+ * started again; step numbering continues. */
 bc_status bc_resident_start(bc_resident *res, bc_stream *stream);
 
 /* Contract: rings the doorbell for one step of the whole sequence and
@@ -101,7 +105,10 @@ bc_status bc_resident_ring(bc_resident *res);
  * has passed (BC_ERR_TIMEOUT: the step is still pending; wait again, or
  * stop), polling with the start stream's wait policy. No driver call while
  * the step completes in time; when the bound expires, one stream query
- * tells a faulted kernel (BC_ERR_DEVICE_LOST) from a slow one. */
+ * tells a faulted kernel (BC_ERR_DEVICE_LOST) from a slow one. A step that
+ * can no longer complete because a stop found the kernel ended by a fault
+ * is BC_ERR_DEVICE_LOST at once (BC_ERR_INVALID_ARGUMENT if the kernel
+ * ended otherwise). */
 bc_status bc_resident_wait(bc_resident *res, uint64_t timeout_ns);
 
 /* Contract: bc_resident_ring then bc_resident_wait. */
