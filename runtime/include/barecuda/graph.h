@@ -4,9 +4,11 @@
  * (cuGraphExecKernelNodeSetParams), never re-instantiated.
  *
  * Nodes run in the order given, each after the previous one has finished,
- * except that a node whose plan is programmatic (every barecuda GEMM; a
- * kernel plan with `programmatic` set) may start its set-up during the
- * previous node's tail, exactly as in stream mode.
+ * except that a node whose plan is programmatic (every barecuda GEMM on
+ * compute capability 9.0, the sm_90a image; a kernel plan with
+ * `programmatic` set) may start its set-up during the previous node's tail,
+ * exactly as in stream mode. The portable GEMMs (sm_80, sm_120 images) are
+ * not programmatic.
  */
 #ifndef BARECUDA_GRAPH_H
 #define BARECUDA_GRAPH_H
