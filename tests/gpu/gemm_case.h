@@ -16,7 +16,9 @@
 
 #define ARENA (3ull << 30)
 #define FULL_CHECK_MACS (1ull << 28) /* above this, check a sample of rows */
-#define SAMPLE_ROWS 48
+#define SAMPLE_ROWS 48                /* at least this many rows in a sample */
+#define SAMPLE_ROW_BAND 32            /* ... and one row in every band of this many */
+#define SAMPLE_ROWS_MAX 256
 
 typedef struct gcase {
     int64_t m, n, k;
@@ -42,6 +44,7 @@ typedef struct gbufs {
     void *ha, *hb, *hc, *hbias, *hd;
     bc_devptr a, b, c, bias, dd;
     bc_devptr a_block; /* allocation that holds A (a may be offset into it) */
+    const void *pad_want; /* what D's padding columns hold before the run: NULL, 0xFF poison */
 } gbufs;
 
 static bc_rng rng;
@@ -116,7 +119,11 @@ static void poison_and_run(gpu_env *env, const bc_gemm_plan *plan, gbufs *g)
     CHECK_BC(bc_memcpy_dtoh(env->dev, g->hd, g->dd, sd));
 }
 
-/* Checks every row, or a sample (always the first and last) for big shapes. */
+/* Checks every row, or for big shapes a sample: the first and last rows and
+ * one random row in each of `rows - 2` equal bands (one a SAMPLE_ROW_BAND
+ * rows or more, SAMPLE_ROWS to SAMPLE_ROWS_MAX rows in all), so that every
+ * 128-row tile row of M up to 8192 is looked at. Then every row's padding
+ * columns [n, ldd): a kernel must leave them as they were. */
 static void check_result(const gcase *gc, const gbufs *g)
 {
     const bc_gemm_desc *d = &g->d;
@@ -124,13 +131,32 @@ static void check_result(const gcase *gc, const gbufs *g)
     bc_ref_error e = {0};
     double pre_sq = 0.0;
     int full = (uint64_t)d->m * (uint64_t)d->n * (uint64_t)d->k <= FULL_CHECK_MACS;
-    int64_t rows = full ? d->m : SAMPLE_ROWS;
+    int64_t rows = d->m / SAMPLE_ROW_BAND + 2;
+    rows = rows < SAMPLE_ROWS ? SAMPLE_ROWS : rows > SAMPLE_ROWS_MAX ? SAMPLE_ROWS_MAX : rows;
+    if (full || rows > d->m)
+        rows = d->m, full = 1;
+    const int64_t bands = rows - 2;
     for (int64_t i = 0; i < rows; i++) {
-        int64_t row = full ? i : i == 0 ? 0 : i == 1 ? d->m - 1 : (int64_t)(bc_rng_next(&rng) % (uint64_t)d->m);
+        int64_t lo = (i - 2) * d->m / (bands > 0 ? bands : 1), hi = (i - 1) * d->m / (bands > 0 ? bands : 1);
+        int64_t row = full     ? i
+                      : i == 0 ? 0
+                      : i == 1 ? d->m - 1
+                               : lo + (int64_t)(bc_rng_next(&rng) % (uint64_t)(hi > lo ? hi - lo : 1));
         bc_ref_gemm_row_pre(d, g->ha, g->hb, g->hc, d->bias ? g->hbias : NULL, row, ref, &pre_sq);
         bc_ref_compare_row(d, g->hd, row, ref, &e);
     }
     free(ref);
+    const size_t es = bc_dtype_bytes(d->d_type), pad = (size_t)(d->ldd - d->n) * es;
+    size_t moved = 0;
+    for (int64_t r = 0; r < d->m && pad > 0; r++) {
+        const size_t at = ((size_t)r * (size_t)d->ldd + (size_t)d->n) * es;
+        const unsigned char *got = (const unsigned char *)g->hd + at;
+        for (size_t b = 0; b < pad; b++)
+            moved += got[b] != (g->pad_want ? ((const unsigned char *)g->pad_want)[at + b] : 0xFFu);
+    }
+    if (moved)
+        fail_msg("%zu bytes of D's padding columns [%lld, %lld) were written", moved, (long long)d->n,
+                 (long long)d->ldd);
     /* with ReLU, relative to the values before it: ReLU adds no error, but a few outputs it clamps almost to
      * zero (13 x 1 x 8) left a norm far below the scale the fp32 sums were rounded at */
     double rel = d->relu && pre_sq > 0.0 ? sqrt(e.err_sq / pre_sq) : bc_ref_rel_frobenius(&e);
@@ -167,6 +193,7 @@ static inline void run_aliased(gpu_env *env, const gcase *gc)
     size_t sd = bytes_of(g.d.m, g.d.ldd, g.d.d_type);
     CHECK_BC(bc_memcpy_htod(env->dev, g.dd, g.hc, sd));
     g.d.c = g.dd;
+    g.pad_want = g.hc; /* D starts as C, padding included */
     bc_gemm_plan *plan = NULL;
     CHECK_BC(bc_gemm_plan_create(env->dev, &g.d, &plan));
     CHECK_BC(bc_gemm_launch(plan, env->s));

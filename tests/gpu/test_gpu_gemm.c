@@ -437,14 +437,26 @@ static void test_graph_mode(void **state)
     check_result(&gc, &g1);
     assert_memory_equal(stream_out, g2.hd, sd);
 
-    /* re-point plan 1 at g2's inputs and output, patch the graph in place */
-    CHECK_BC(bc_gemm_plan_set_pointers(p1, g2.a, g2.b, 0, g2.dd, g2.bias));
+    /* re-point plan 1 at fresh inputs and a third output, patch the graph in place: node 0 now writes
+     * only g3 (right against the reference), node 1 still g2, and g1 stays poisoned */
+    gbufs g3;
+    make_buffers(env, &gc, &g3);
+    CHECK_BC(bc_gemm_plan_set_pointers(p1, g3.a, g3.b, 0, g3.dd, g3.bias));
     CHECK_BC(bc_graph_update(graph, 0, p1));
+    CHECK_BC(bc_memset_d8_async(env->s, g1.dd, 0xFF, sd));
     CHECK_BC(bc_memset_d8_async(env->s, g2.dd, 0xFF, sd));
+    CHECK_BC(bc_memset_d8_async(env->s, g3.dd, 0xFF, sd));
     CHECK_BC(bc_graph_launch(graph, env->s));
     CHECK_BC(bc_stream_wait(env->s, 10ull * 1000000000ull));
+    CHECK_BC(bc_memcpy_dtoh(env->dev, g1.hd, g1.dd, sd));
     CHECK_BC(bc_memcpy_dtoh(env->dev, g2.hd, g2.dd, sd));
+    CHECK_BC(bc_memcpy_dtoh(env->dev, g3.hd, g3.dd, sd));
+    check_result(&gc, &g3);
     assert_memory_equal(stream_out, g2.hd, sd);
+    for (size_t i = 0; i < sd; i++)
+        if (((const unsigned char *)g1.hd)[i] != 0xFF)
+            fail_msg("the updated graph still wrote the old output (byte %zu)", i);
+    free_buffers(env, &g3);
 
     bc_graph_destroy(graph);
     free(stream_out);

@@ -176,6 +176,11 @@ static void test_b_from_previous_plan(void **state)
     CHECK_BC(bc_stream_wait(env->s, 5 * SEC));
     bc_resident *res = start(env, plans, 2, NULL);
     for (int step = 0; step < 100; step++) {
+        /* both Ds poisoned before every step: a step that read B before the barrier, or wrote nothing,
+         * would not find last step's bytes waiting */
+        CHECK_BC(bc_memset_d8_async(side, k[0].d.d, 0xFF, 64 * 128 * 2));
+        CHECK_BC(bc_memset_d8_async(side, k[1].d.d, 0xFF, 40 * 64 * 2));
+        CHECK_BC(bc_stream_wait(side, 5 * SEC));
         CHECK_BC(bc_resident_step(res, 5 * SEC));
         CHECK_BC(bc_memcpy_dtoh(env->dev, got, k[1].d.d, 40 * 64 * 2));
         if (memcmp(got, want, 40 * 64 * 2) != 0)
