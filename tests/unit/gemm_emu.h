@@ -56,12 +56,21 @@ static void gemm_emu_run(const char *name, const void *param_bytes, int in_graph
     /* tensor-map kernels read A and B through the (fake) maps; the portable ones through a, b */
     const void *a = (const void *)(uintptr_t)(maps ? p.tmap_a[0] : p.a);
     const void *b = (const void *)(uintptr_t)(maps ? p.tmap_b[0] : p.b);
+    /* row pitches as the kernel would read them: a map's first stride (bytes; rank >= 2), else the plan's
+     * lda/ldb, else packed */
+    const size_t es = bc_dtype_bytes(in);
+    const uint64_t lda = maps && ((p.tmap_a[2] >> 8) & 0xFF) >= 2 && p.tmap_a[8] ? p.tmap_a[8] / es
+                         : p.lda                                                  ? p.lda
+                                                                                  : p.k;
+    const uint64_t ldb = maps && ((p.tmap_b[2] >> 8) & 0xFF) >= 2 && p.tmap_b[8] ? p.tmap_b[8] / es
+                         : p.ldb                                                  ? p.ldb
+                                                                                  : p.k;
     void *d = (void *)(uintptr_t)p.d;
     for (uint32_t r = 0; r < p.m; r++)
         for (uint32_t c = 0; c < p.n; c++) {
             double s = 0.0;
             for (uint32_t k = 0; k < p.k; k++)
-                s += bc_ref_get(a, in, (size_t)r * p.k + k) * bc_ref_get(b, in, (size_t)c * p.k + k);
+                s += bc_ref_get(a, in, (size_t)(r * lda + k)) * bc_ref_get(b, in, (size_t)(c * ldb + k));
             double v = (double)p.alpha * s;
             if ((p.flags & BC_GEMM_F_C) && p.c && !gemm_emu_skip_epilogue)
                 v += (double)p.beta * bc_ref_get((const void *)(uintptr_t)p.c, out, (size_t)r * p.ldc + c);
@@ -100,7 +109,7 @@ static void gemm_emu_resident_step(const void *params, uint64_t step)
         if (x->kind == BC_RESIDENT_OP_GEMV) { /* a GEMV plan: its operands where the maps would be */
             bc_resident_gemv g;
             memcpy(&g, ops[j].tmap_a, sizeof g);
-            p.a = g.a, p.b = g.b, p.k = g.k;
+            p.a = g.a, p.b = g.b, p.k = g.k, p.lda = g.lda, p.ldb = g.ldb;
         } else {
             memcpy(p.tmap_a, ops[j].tmap_a, sizeof p.tmap_a);
             memcpy(p.tmap_b, ops[j].tmap_b, sizeof p.tmap_b);
