@@ -203,6 +203,10 @@ bc_status bc__tlsf_create(uint64_t base, uint64_t size, uint32_t max_live, bc__t
     }
     p->base = base;
     p->size = size;
+    /* no more than one block a unit can ever be live: no tables for more (one spare, so that a full
+     * arena still answers BC_ERR_POOL_EXHAUSTED rather than BC_ERR_TOO_MANY_BLOCKS) */
+    if ((uint64_t)max_live > size / BC_MEM_ALIGN + 1)
+        max_live = (uint32_t)(size / BC_MEM_ALIGN + 1);
     p->max_live = max_live;
     p->node_count = 2 * max_live + 1;
     p->nodes = malloc((size_t)p->node_count * sizeof *p->nodes);

@@ -20,8 +20,9 @@ typedef struct bc__tlsf bc__tlsf;
 
 /* Manages [base, base + size). base must be BC_MEM_ALIGN-aligned; size is
  * rounded down to a multiple of BC_MEM_ALIGN. max_live bounds the number of
- * live allocations (the block table holds 2 * max_live + 1 blocks). All
- * metadata is malloc'ed here, once. */
+ * live allocations (the block table holds 2 * max_live + 1 blocks); more
+ * than the range's units + 1 is taken as that, since no more blocks fit.
+ * All metadata is malloc'ed here, once. */
 bc_status bc__tlsf_create(uint64_t base, uint64_t size, uint32_t max_live, bc__tlsf **out_pool);
 
 /* Frees the metadata. NULL is a no-op. */

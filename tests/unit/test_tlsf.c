@@ -291,6 +291,22 @@ static void test_stats_by_hand(void **state)
     bc__tlsf_destroy(pool);
 }
 
+/* A capacity far above what the range can hold is sized down to it: 64 KiB
+ * (256 units) with max_live 2^24 gets the tables of 257 live blocks, not of
+ * 2^24 (hundreds of MiB of host memory), and still fills to the last unit
+ * and then answers BC_ERR_POOL_EXHAUSTED. */
+static void test_capacity_sized_to_the_range(void **state)
+{
+    bc__tlsf *pool = make_pool(FAKE_BASE, 64 * 1024, 1u << 24);
+    assert_true(bc__tlsf_table_slots(pool) <= 1024); /* a power of two >= 2 x 257 */
+    uint64_t a = 0;
+    for (int i = 0; i < 256; i++)
+        assert_int_equal(bc__tlsf_alloc(pool, A, &a), BC_OK);
+    assert_int_equal(bc__tlsf_alloc(pool, A, &a), BC_ERR_POOL_EXHAUSTED);
+    check_ok(pool);
+    bc__tlsf_destroy(pool);
+}
+
 /* Tiny and odd table sizes: max_live 1, 3, 5. */
 static void test_small_tables(void **state)
 {
@@ -522,6 +538,7 @@ int main(void)
         cmocka_unit_test(test_range_and_contains),
         cmocka_unit_test(test_alignment_and_rounding),
         cmocka_unit_test(test_exhaustion_and_recovery),
+        cmocka_unit_test(test_capacity_sized_to_the_range),
         cmocka_unit_test(test_coalesce_every_order),
         cmocka_unit_test(test_errors_change_nothing),
         cmocka_unit_test(test_stats_by_hand),

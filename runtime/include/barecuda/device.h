@@ -47,7 +47,9 @@ typedef struct bc_device_config {
                                      its scheduling flags are left as the process set them */
     size_t device_arena_bytes;    /* device pool size, allocated once at open; 0 = no device pool */
     size_t host_arena_bytes;      /* pinned host pool size; 0 = no host pool */
-    uint32_t max_allocations;     /* live-allocation capacity per pool; 0 = 4096 */
+    uint32_t max_allocations;     /* live-allocation capacity per pool; 0 = 4096; at most
+                                     2^24 (more is BC_ERR_INVALID_ARGUMENT); a pool's
+                                     tables hold no more than its 256-byte units */
     int skip_kernel_load;         /* 1: do not load the embedded kernels (info-only opens) */
     uint32_t kernel_groups;       /* optional kernel groups to resolve at open (BC_KERNELS_*); 0: none */
 } bc_device_config;
