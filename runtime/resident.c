@@ -220,7 +220,7 @@ bc_status bc_resident_wait(bc_resident *res, uint64_t timeout_ns)
     while (__atomic_load_n(res->done, __ATOMIC_ACQUIRE) < res->rung) {
         if (bc__now_ns() >= deadline) {
             /* a faulted kernel never completes: tell it from a slow one */
-            bc_status st = res->running ? BC_CU(cuStreamQuery, res->stream->handle) : BC_OK;
+            bc_status st = BC_CU(cuStreamQuery, res->stream->handle); /* running: checked on entry */
             if (st != BC_OK && st != BC_ERR_NOT_READY)
                 return st;
             if (__atomic_load_n(res->done, __ATOMIC_ACQUIRE) >= res->rung)

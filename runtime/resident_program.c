@@ -351,8 +351,7 @@ bc_status bc__resident_build(bc_device *dev, const bc_gemm_plan *const *plans, i
              * range): the arrivals are then released at system scope, as for an output copy, so the host
              * sees the bytes once it sees the step complete */
             const span w = acc[out->count].wr;
-            if (dev->dev_arena == 0 || w.lo < dev->dev_arena ||
-                w.hi > dev->dev_arena + (uint64_t)dev->cfg.device_arena_bytes)
+            if (!bc__tlsf_contains(dev->dev_pool, w.lo) || !bc__tlsf_contains(dev->dev_pool, w.hi - 1))
                 out->sys_release = 1;
         }
     }

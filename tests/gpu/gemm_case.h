@@ -119,6 +119,16 @@ static void poison_and_run(gpu_env *env, const bc_gemm_plan *plan, gbufs *g)
     CHECK_BC(bc_memcpy_dtoh(env->dev, g->hd, g->dd, sd));
 }
 
+/* Row i of a sample of `rows` (> 2, at most m) of an m-row D: the first,
+ * the last, then one random row in each of rows - 2 equal bands. */
+static int64_t sample_row(int64_t i, int64_t rows, int64_t m)
+{
+    if (i < 2)
+        return i == 0 ? 0 : m - 1;
+    const int64_t bands = rows - 2, lo = (i - 2) * m / bands, hi = (i - 1) * m / bands;
+    return lo + (int64_t)(bc_rng_next(&rng) % (uint64_t)(hi - lo));
+}
+
 /* Checks every row, or for big shapes a sample: the first and last rows and
  * one random row in each of `rows - 2` equal bands (one a SAMPLE_ROW_BAND
  * rows or more, SAMPLE_ROWS to SAMPLE_ROWS_MAX rows in all), so that every
@@ -135,13 +145,8 @@ static void check_result(const gcase *gc, const gbufs *g)
     rows = rows < SAMPLE_ROWS ? SAMPLE_ROWS : rows > SAMPLE_ROWS_MAX ? SAMPLE_ROWS_MAX : rows;
     if (full || rows > d->m)
         rows = d->m, full = 1;
-    const int64_t bands = rows - 2;
     for (int64_t i = 0; i < rows; i++) {
-        int64_t lo = (i - 2) * d->m / (bands > 0 ? bands : 1), hi = (i - 1) * d->m / (bands > 0 ? bands : 1);
-        int64_t row = full     ? i
-                      : i == 0 ? 0
-                      : i == 1 ? d->m - 1
-                               : lo + (int64_t)(bc_rng_next(&rng) % (uint64_t)(hi > lo ? hi - lo : 1));
+        const int64_t row = full ? i : sample_row(i, rows, d->m);
         bc_ref_gemm_row_pre(d, g->ha, g->hb, g->hc, d->bias ? g->hbias : NULL, row, ref, &pre_sq);
         bc_ref_compare_row(d, g->hd, row, ref, &e);
     }

@@ -352,6 +352,17 @@ static void test_steps_compute(void **state)
     bc_device_close(e.dev);
 }
 
+/* An MLP executor that completed one step and has a second rung that the
+ * stalled kernel does not run. */
+static bc_resident *pending_step(env *e)
+{
+    bc_resident *res = started_mlp(e);
+    assert_ok(bc_resident_step(res, 5 * SEC));
+    fake_set_resident_stall(1);
+    assert_ok(bc_resident_ring(res));
+    return res;
+}
+
 /* A step that does not complete: ring refuses a second one, waits time out
  * within their bound, and a later wait sees the step complete. A stop that
  * timed out leaves the executor stopping: no step is rung until a stop
@@ -360,10 +371,7 @@ static void test_steps_compute(void **state)
 static void test_timeout_recovers(void **state)
 {
     env e;
-    bc_resident *res = started_mlp(&e);
-    assert_ok(bc_resident_step(res, 5 * SEC));
-    fake_set_resident_stall(1);
-    assert_ok(bc_resident_ring(res));
+    bc_resident *res = pending_step(&e);
     assert_status(bc_resident_ring(res), BC_ERR_NOT_READY);
     const double t0 = ft_now_ms();
     assert_status(bc_resident_wait(res, 20000000), BC_ERR_TIMEOUT);
@@ -545,10 +553,7 @@ static void test_one_executor_a_stream(void **state)
 static void test_wait_after_fault(void **state)
 {
     env e;
-    bc_resident *res = started_mlp(&e);
-    assert_ok(bc_resident_step(res, 5 * SEC));
-    fake_set_resident_stall(1);
-    assert_ok(bc_resident_ring(res));
+    bc_resident *res = pending_step(&e);
     fake_poison(CUDA_ERROR_ILLEGAL_ADDRESS); /* the kernel faulted */
     assert_status(bc_resident_stop(res, SEC), BC_ERR_DEVICE_LOST);
     const double t0 = ft_now_ms();
