@@ -12,16 +12,18 @@
  * finds its C values at the swizzled offsets where it writes D.
  *
  * Three paths, chosen per plan:
- *   TMA path (BC_GEMM_F_TMA_STORE: D rows 16-byte aligned; no C or C in
- *     smem): alpha, beta*C, bias and ReLU applied in registers, values
- *     converted to D's type, staged, and one thread issues a TMA tensor
- *     store of the chunk. The TMA unit clips the box at M and N. Stores are
+ *   TMA path (BC_GEMM_F_TMA_STORE: D's pitch and N 16-byte multiples; no
+ *     C or C in smem): alpha, beta*C, bias and ReLU applied in registers,
+ *     values converted to D's type, staged, and one thread issues a TMA
+ *     tensor store of the chunk. The TMA unit clips the box at M, and at N
+ *     only to 16 bytes (why N must be a 16-byte multiple). Stores are
  *     not waited for: a buffer is reused two chunks later, after
  *     cp.async.bulk.wait_group.read 1, and the next tile's main loop starts
  *     while the last stores drain.
- *   Copy-out path (D rows not 16-byte aligned, e.g. an odd N in bf16; no C
- *     or C in smem): the same finished, converted values are staged and
- *     copied to D by the threads. 16-bit D: each row is staged rotated
+ *   Copy-out path (D's pitch or N not a 16-byte multiple, e.g. an odd N in
+ *     bf16; no C or C in smem): the same finished, converted values are
+ *     staged and copied to D by the threads, exactly N columns a row.
+ *     16-bit D: each row is staged rotated
  *     within its line by its start's offset in a 16-byte window, so the
  *     copy is 16-byte shared loads and 16-byte aligned global stores, and
  *     only the partial windows at a row piece's ends go element by element

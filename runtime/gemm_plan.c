@@ -219,11 +219,17 @@ static bc_status mc_round(bc_device *dev, const bc__gemm_config *c, uint32_t sms
 }
 
 /* D may leave through a TMA store when the configuration can, C (if read)
- * arrives through shared memory, and D's rows are 16-byte multiples. */
+ * arrives through shared memory, and both D's pitch and its N columns are
+ * 16-byte multiples. The TMA unit clips a store at N only to 16 bytes: on
+ * the H200 a map of N = 7 bf16 columns wrote column 7 too, and one of 258
+ * columns wrote up to column 263 (tools/device/tma_clip_probe.cu). A row
+ * pitch past N (D a column slice of a wider matrix) must keep those bytes,
+ * so such plans copy D out with the threads, which store exactly N. */
 static int use_tma_store(const bc_gemm_desc *d, const bc__gemm_config *c)
 {
-    return c->tma_store && (d->beta == 0.0f || use_c_smem(d, c)) &&
-           ((uint64_t)d->ldd * bc__dtype_bytes(d->d_type)) % 16 == 0;
+    const uint64_t es = bc__dtype_bytes(d->d_type);
+    return c->tma_store && (d->beta == 0.0f || use_c_smem(d, c)) && ((uint64_t)d->ldd * es) % 16 == 0 &&
+           ((uint64_t)d->n * es) % 16 == 0;
 }
 
 /* D's (and C's) box: 64 rows (one consumer) by at most 128 bytes of a tile

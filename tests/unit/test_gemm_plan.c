@@ -159,15 +159,29 @@ static void test_packed_launch_sm90(void **state)
     assert_int_equal(p.ab_type, BC_DTYPE_F16), assert_int_equal(p.d_type, BC_DTYPE_F32);
     assert_int_equal(p.tiles_m, 3), assert_int_equal(p.tiles_n, 9), assert_int_equal(p.k_blocks, 3);
     assert_int_equal(p.split_k, 1);
-    /* C rows of 1200 B (a 16-byte multiple): C through the ring by TMA, D by TMA store */
-    assert_int_equal(p.flags, BC_GEMM_F_C | BC_GEMM_F_BIAS | BC_GEMM_F_RELU | BC_GEMM_F_C_SMEM | BC_GEMM_F_TMA_STORE);
+    /* C rows of 1200 B (a 16-byte multiple): C through the ring by TMA; D rows of 1040 B, but N's 1028 B
+     * end inside a 16-byte piece, which a TMA store would write whole (over D's padding): the copy-out path */
+    assert_int_equal(p.flags, BC_GEMM_F_C | BC_GEMM_F_BIAS | BC_GEMM_F_RELU | BC_GEMM_F_C_SMEM);
     assert_int_equal(p.c, e.c), assert_int_equal(p.bias, e.bias);
     assert_int_equal(p.ldc, 300), assert_int_equal(p.ldd, 260);
     assert_true(p.alpha == 0.5f && p.beta == -2.0f);
     check_map(p.tmap_a, e.a, 136, 129, 288, 64, 64, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
     check_map(p.tmap_b, e.b, 136, 257, 304, 64, 32, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
     check_map(p.tmap_c, e.c, 257, 129, 1200, 32, 64, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
-    check_map(p.tmap_d, e.d, 257, 129, 1040, 32, 64, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+    /* N = 256 (1024 B, 8 tiles a row) on the same pitches: D by TMA store */
+    d.n = 256;
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.flags, BC_GEMM_F_C | BC_GEMM_F_BIAS | BC_GEMM_F_RELU | BC_GEMM_F_C_SMEM | BC_GEMM_F_TMA_STORE);
+    check_map(p.tmap_c, e.c, 256, 129, 1200, 32, 64, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+    check_map(p.tmap_d, e.d, 256, 129, 1040, 32, 64, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+    /* 16-bit D: N = 252 (504 B) copies out, N = 248 (496 B) stores by TMA */
+    d.d_type = BC_DTYPE_BF16, d.ldd = 264, d.ldc = 264, d.n = 252;
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.flags & BC_GEMM_F_TMA_STORE, 0);
+    d.n = 248;
+    p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.flags & BC_GEMM_F_TMA_STORE, BC_GEMM_F_TMA_STORE);
+    d.d_type = BC_DTYPE_F32, d.ldc = 300, d.ldd = 260, d.n = 257;
     /* C rows that are not 16-byte multiples: the epilogue reads C itself and stores D by thread */
     d.ldc = 301;
     p = launch_and_decode(&e, &d, &l);
@@ -178,11 +192,15 @@ static void test_packed_launch_sm90(void **state)
     assert_int_equal(p.flags, BC_GEMM_F_C | BC_GEMM_F_BIAS | BC_GEMM_F_RELU | BC_GEMM_F_C_SMEM);
     d.ldd = 260;
 
-    /* the same without C: f32 D by TMA store, 32 columns (128 B) a box */
+    /* the same without C: N = 257 copies out; N = 256, f32 D by TMA store, 32 columns (128 B) a box */
     d.beta = 0.0f, d.c = 0;
     p = launch_and_decode(&e, &d, &l);
+    assert_int_equal(p.flags, BC_GEMM_F_BIAS | BC_GEMM_F_RELU);
+    d.n = 256;
+    p = launch_and_decode(&e, &d, &l);
     assert_int_equal(p.flags, BC_GEMM_F_BIAS | BC_GEMM_F_RELU | BC_GEMM_F_TMA_STORE);
-    check_map(p.tmap_d, e.d, 257, 129, 1040, 32, 64, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+    check_map(p.tmap_d, e.d, 256, 129, 1040, 32, 64, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+    d.n = 257;
     /* a D row pitch that is not a 16-byte multiple: the copy-out path */
     d.ldd = 259;
     p = launch_and_decode(&e, &d, &l);
