@@ -242,9 +242,10 @@ int main(int argc, char **argv)
     }
     CHECK(bc_resident_stop(res, 1000000000ull));
     qsort(ns, (size_t)steps, sizeof *ns, cmp_u64);
-    printf("resident policy %dx%d-%d-%d-%d, %s I/O, %u SMs held (%s): %d steps, thread %s\n", BATCH, width[0],
-           width[1], width[2], width[3], zerocopy ? "zero-copy" : "bc_memcpy", info.sm_count, info.config, steps,
-           cpu >= 0 ? "pinned" : "not pinned");
+    printf("resident policy %dx%d-%d-%d-%d, %s I/O, %u SMs held (plans %s, resident kernel %s): %d steps, thread "
+           "%s\n",
+           BATCH, width[0], width[1], width[2], width[3], zerocopy ? "zero-copy" : "bc_memcpy", info.sm_count, config,
+           info.config, steps, cpu >= 0 ? "pinned" : "not pinned");
     printf("  step latency, host write -> action seen: p50 %.2f us, p99 %.2f us, p99.9 %.2f us, max %.2f us\n",
            pct(ns, steps, 50), pct(ns, steps, 99), pct(ns, steps, 99.9), ns[steps - 1] / 1e3);
     const int ok = worst < 2e-2; /* bf16 hidden layers and outputs: a few ulps of the action's scale */
