@@ -274,12 +274,60 @@ static void test_failures_keep_the_first_error(void **state)
     bc_device_close(g.m.dev);
 }
 
+/* A plan, graph or event of one device meets a stream of another: every
+ * launch call and the record refuse it by name, before any driver call,
+ * and so do the boot checks given another device's stream. */
+static void test_streams_of_another_device(void **state)
+{
+    (void)state;
+    fake_device d[2];
+    fake_device_defaults(&d[0]);
+    fake_device_defaults(&d[1]);
+    fake_set_devices(d, 2);
+    mt_env a, b;
+    mt_open(&a, 1);
+    mt_open(&b, 1);
+    assert_ok(bc_device_bind_thread(a.dev));
+    fake_set_param_size(sizeof(bc_gemm_params));
+    bc_gemm_plan *ga = gemm(&a, 64, 64, 64);
+    mt_saxpy v;
+    bc_kernel_plan *ka = mt_saxpy_plan(&a, &v, 100);
+    const bc_graph_node nodes[2] = {{BC_NODE_GEMM, ga, NULL}, {BC_NODE_KERNEL, NULL, ka}};
+    bc_graph *gr = NULL;
+    assert_ok(bc_graph_create_nodes(a.s, nodes, 2, &gr));
+    bc_event *ev = NULL;
+    assert_ok(bc_event_create(a.dev, &ev));
+    const uint64_t calls = fake_calls();
+    assert_status(bc_gemm_launch(ga, b.s), BC_ERR_INVALID_ARGUMENT);
+    mt_assert_failed(BC_ERR_INVALID_ARGUMENT, "stream", "another device than the plan");
+    assert_status(bc_kernel_launch(ka, b.s), BC_ERR_INVALID_ARGUMENT);
+    mt_assert_failed(BC_ERR_INVALID_ARGUMENT, "stream", "another device than the plan");
+    assert_status(bc_graph_launch(gr, b.s), BC_ERR_INVALID_ARGUMENT);
+    mt_assert_failed(BC_ERR_INVALID_ARGUMENT, "stream", "another device than the graph");
+    assert_status(bc_event_record(ev, b.s), BC_ERR_INVALID_ARGUMENT);
+    mt_assert_failed(BC_ERR_INVALID_ARGUMENT, "stream", "another device than the event");
+    assert_status(bc_selftest_smoke(a.dev, b.s, NULL), BC_ERR_INVALID_ARGUMENT);
+    mt_assert_failed(BC_ERR_INVALID_ARGUMENT, "stream", "another device");
+    assert_status(bc_selftest_gemm(a.dev, b.s, NULL), BC_ERR_INVALID_ARGUMENT);
+    mt_assert_failed(BC_ERR_INVALID_ARGUMENT, "stream", "another device");
+    assert_int_equal(fake_calls(), calls);
+    /* each on its own device's stream: queued */
+    assert_ok(bc_gemm_launch(ga, a.s));
+    assert_ok(bc_kernel_launch(ka, a.s));
+    assert_ok(bc_graph_launch(gr, a.s));
+    assert_ok(bc_event_record(ev, a.s));
+    bc_event_destroy(ev);
+    bc_graph_destroy(gr);
+    bc_device_close(a.dev);
+    bc_device_close(b.dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         ft_test(test_capture_in_order),       ft_test(test_update_in_place),
         ft_test(test_module_pinned_by_graph), ft_test(test_create_arguments),
-        ft_test(test_failures_keep_the_first_error),
+        ft_test(test_failures_keep_the_first_error), ft_test(test_streams_of_another_device),
     };
     return cmocka_run_group_tests_name("graph_nodes", tests, NULL, NULL);
 }

@@ -115,8 +115,9 @@ bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b
                                     bc_devptr d, bc_devptr bias);
 
 /* Contract: queues the GEMM on `stream` with exactly one driver call
- * (cuLaunchKernelEx), no allocation and no lock. A NULL plan or stream is
- * BC_ERR_INVALID_ARGUMENT, with no driver call. Returns BC_ERR_DRIVER if the
+ * (cuLaunchKernelEx), no allocation and no lock. A NULL plan or stream, or
+ * a stream of another device than the plan's, is BC_ERR_INVALID_ARGUMENT,
+ * with no driver call. Returns BC_ERR_DRIVER if the
  * driver refuses the launch. The plan must outlive the call only (the driver
  * copies the parameters at launch). */
 bc_status bc_gemm_launch(const bc_gemm_plan *plan, bc_stream *stream);

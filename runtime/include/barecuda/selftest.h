@@ -40,6 +40,7 @@ typedef struct bc_smoke_report {
  * by BC_SMOKE_TIMEOUT_NS. Needs a device opened with kernels loaded and a
  * device pool of at least 256 KiB.
  * BC_OK: all elements matched and *out_report is filled (may be NULL).
+ * BC_ERR_INVALID_ARGUMENT for a NULL handle or a stream of another device.
  * BC_ERR_VERIFY_FAILED: a wrong element (bc_last_error() names the first bad
  * index, the expected and the actual value). BC_ERR_MISSING_KERNEL when the
  * device was opened with skip_kernel_load; BC_ERR_TIMEOUT, BC_ERR_DEVICE_LOST
@@ -79,6 +80,7 @@ typedef struct bc_gemm_check_report {
  * may still use them) until bc_device_close. Waits are bounded by
  * BC_SMOKE_TIMEOUT_NS. BC_OK: *out_report filled (may be NULL).
  * BC_ERR_VERIFY_FAILED: bc_last_error() names the first wrong element.
+ * BC_ERR_INVALID_ARGUMENT for a NULL handle or a stream of another device.
  * Otherwise the status of the failing plan, launch, wait or pool call; on
  * failure *out_report is untouched. */
 bc_status bc_selftest_gemm(bc_device *dev, bc_stream *stream, bc_gemm_check_report *out_report);

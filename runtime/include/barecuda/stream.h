@@ -61,7 +61,9 @@ bc_status bc_event_create(bc_device *dev, bc_event **out_event);
 /* Contract: destroys the event. NULL is a no-op. */
 void bc_event_destroy(bc_event *event);
 
-/* Contract: records `event` at the current tail of `stream`. */
+/* Contract: records `event` at the current tail of `stream`.
+ * BC_ERR_INVALID_ARGUMENT for a NULL handle or a stream of another device
+ * than the event's; BC_ERR_DEVICE_LOST after a sticky fault. */
 bc_status bc_event_record(bc_event *event, bc_stream *stream);
 
 /* Contract: milliseconds between two recorded, completed events, with the
