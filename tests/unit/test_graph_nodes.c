@@ -32,6 +32,18 @@ static bc_gemm_plan *gemm(mt_env *e, int64_t m, int64_t n, int64_t k)
     return p;
 }
 
+/* Two fake devices, a on the first and b on the second (gemm: with the
+ * GEMM kernels loaded). */
+static void open_two(mt_env *a, mt_env *b, int gemm_kernels)
+{
+    fake_device d[2];
+    fake_device_defaults(&d[0]);
+    fake_device_defaults(&d[1]);
+    fake_set_devices(d, 2);
+    mt_open(a, gemm_kernels);
+    mt_open(b, gemm_kernels);
+}
+
 /* [GEMM, saxpy, saxpy (programmatic), GEMM] */
 static void genv_open(genv *g)
 {
@@ -203,13 +215,8 @@ static void test_create_arguments(void **state)
     assert_ptr_equal(out, (bc_graph *)(uintptr_t)0x99);
     /* a plan of another device */
     bc_device_close(g.m.dev);
-    fake_device d[2];
-    fake_device_defaults(&d[0]);
-    fake_device_defaults(&d[1]);
-    fake_set_devices(d, 2);
     mt_env a, b;
-    mt_open(&a, 0);
-    mt_open(&b, 0);
+    open_two(&a, &b, 0);
     mt_saxpy v;
     bc_kernel_plan *pb = mt_saxpy_plan(&b, &v, 100);
     const bc_graph_node foreign[1] = {{BC_NODE_KERNEL, NULL, pb}};
@@ -280,13 +287,8 @@ static void test_failures_keep_the_first_error(void **state)
 static void test_streams_of_another_device(void **state)
 {
     (void)state;
-    fake_device d[2];
-    fake_device_defaults(&d[0]);
-    fake_device_defaults(&d[1]);
-    fake_set_devices(d, 2);
     mt_env a, b;
-    mt_open(&a, 1);
-    mt_open(&b, 1);
+    open_two(&a, &b, 1);
     assert_ok(bc_device_bind_thread(a.dev));
     fake_set_param_size(sizeof(bc_gemm_params));
     bc_gemm_plan *ga = gemm(&a, 64, 64, 64);
