@@ -450,7 +450,7 @@ static void test_sweep_forced_config(void **state)
 static void test_sweep_bad_options(void **state)
 {
     (void)state;
-    static const char *const cases[][8] = {
+    static const char *const cases[][9] = {
         {"bench", "--sweep", "0", "--seed", "1", NULL},
         {"bench", "--sweep", "100001", "--seed", "1", NULL},
         {"bench", "--sweep", "x", "--seed", "1", NULL},
@@ -476,6 +476,14 @@ static void test_sweep_bad_options(void **state)
         {"bench", "--epilogue", "c", "--dtype", "f16", NULL},
         {"bench", "--epilogue", "bias", "--out", "f32", NULL},
         {"bench", "--sweep", "5", "--seed", "1", "--epilogue", "c", NULL},
+        /* --list prints the drawn shapes: a timed run's options with it are refused, not ignored */
+        {"bench", "--sweep", "5", "--seed", "1", "--list", "--json", NULL},
+        {"bench", "--sweep", "5", "--seed", "1", "--csv", "/tmp/x.csv", "--list", NULL},
+        {"bench", "--sweep", "5", "--seed", "1", "--list", "--replays", "3", NULL},
+        {"bench", "--sweep", "5", "--seed", "1", "--list", "--warmup", "1", NULL},
+        {"bench", "--sweep", "5", "--seed", "1", "--list", "--config", "sm90_128x128", NULL},
+        {"bench", "--sweep", "5", "--seed", "1", "--list", "--split", "2", NULL},
+        {"bench", "--sweep", "5", "--seed", "1", "--list", "--stream-k", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cli_capture r;

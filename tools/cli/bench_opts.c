@@ -27,9 +27,10 @@ void bench_usage(FILE *f)
             "[8, 16384] rounded to a multiple of 8, all rotating sets of a shape within --mem-cap (default\n"
             "4 GiB); a fraction F (default 0.5) carries an epilogue: c (+C), c_alias (C is D), bias,\n"
             "bias_relu, f16_in, f16_out or f32_out, equally likely (README, \"Shape sweeps\"). --list prints\n"
-            "the drawn shapes without a device. --epilogue TAG gives every listed shape one of those epilogues\n"
-            "(or plain), with its types: not with --dtype/--out. With --config/--split, a sweep marks the shapes\n"
-            "the forced configuration cannot take SKIP; listed shapes stop at the first such shape, an error.\n"
+            "the drawn shapes without a device (no timed-run options with it). --epilogue TAG gives every\n"
+            "listed shape one of those epilogues (or plain), with its types: not with --dtype/--out. With\n"
+            "--config/--split, a sweep marks the shapes the forced configuration cannot take SKIP; listed\n"
+            "shapes stop at the first such shape, an error.\n"
             "%% of floor = max(2MNK / 800 TFLOP/s, bytes / 3.02 TB/s) / time.\n"
             "A configuration shown as NAME^T ran an N = 1 GEMM as the 1 x M product B . A^T; as NAME^D, its\n"
             "dense-row kernel, which copies short packed rows of A as they lie; as NAME^M, its multicast twin\n"
@@ -61,7 +62,8 @@ static int parse_fraction(const char *s, double *out)
 /* The options that only a listed-shape run or only a sweep takes. */
 enum {
     SEEN_SHAPES = 1, SEEN_DTYPE = 2, SEEN_OUT = 4, SEEN_SEED = 8, SEEN_CAP = 16, SEEN_FRAC = 32, SEEN_LIST = 64,
-    SEEN_EPI = 128
+    SEEN_EPI = 128, SEEN_RUN = 256 /* an option of a timed run: --replays, --warmup, --config, --split,
+                                       --stream-k, --json, --csv */
 };
 
 static int check_mode(bench_opts *o, unsigned seen)
@@ -79,6 +81,9 @@ static int check_mode(bench_opts *o, unsigned seen)
                                "--dtype, --out or --epilogue\n"), -1;
     if (!(seen & SEEN_SEED))
         return fprintf(stderr, "barecuda bench: --sweep needs --seed S (the sweep is named by its seed)\n"), -1;
+    if ((seen & SEEN_LIST) && (seen & SEEN_RUN))
+        return fprintf(stderr, "barecuda bench: --list only prints the drawn shapes: no --replays, --warmup, "
+                               "--config, --split, --stream-k, --json or --csv with it\n"), -1;
     return 0;
 }
 
@@ -145,18 +150,27 @@ int bench_opts_parse(int argc, char **argv, bench_opts *o)
             if (bc_cli_parse_ll(optarg, 1, 100000, &v))
                 return bad("--replays", optarg, "1..100000");
             o->replays = (int)v;
+            seen |= SEEN_RUN;
             break;
         case 'w':
             if (bc_cli_parse_ll(optarg, 0, 100000, &v))
                 return bad("--warmup", optarg, "0..100000");
             o->warmup = (int)v;
+            seen |= SEEN_RUN;
             break;
-        case 'C': o->config = optarg; break;
-        case 'K': o->stream_k = 1; break;
+        case 'C':
+            o->config = optarg;
+            seen |= SEEN_RUN;
+            break;
+        case 'K':
+            o->stream_k = 1;
+            seen |= SEEN_RUN;
+            break;
         case 'S':
             if (bc_cli_parse_ll(optarg, 0, 16, &v))
                 return bad("--split", optarg, "0 = the rule, 1 = none, 2..16");
             o->split_k = (uint32_t)v;
+            seen |= SEEN_RUN;
             break;
         case 'W':
             if (bc_cli_parse_ll(optarg, 1, BC_SWEEP_MAX, &v))
@@ -192,12 +206,18 @@ int bench_opts_parse(int argc, char **argv, bench_opts *o)
             seen |= SEEN_EPI;
             break;
         }
-        case 'v': o->csv = optarg; break;
+        case 'v':
+            o->csv = optarg;
+            seen |= SEEN_RUN;
+            break;
         case 'l':
             o->list_only = 1;
             seen |= SEEN_LIST;
             break;
-        case 'j': o->json = 1; break;
+        case 'j':
+            o->json = 1;
+            seen |= SEEN_RUN;
+            break;
         case 'h': bench_usage(stdout); return 1;
         default:
             return fprintf(stderr, "barecuda bench: unknown option or missing value: '%s'\n", argv[optind - 1]), -1;
@@ -207,7 +227,7 @@ int bench_opts_parse(int argc, char **argv, bench_opts *o)
         return fprintf(stderr, "barecuda bench: unexpected argument '%s'\n", argv[optind]), -1;
     if (check_mode(o, seen))
         return -1;
-    if (o->csv != NULL && !o->list_only && bc_cli_check_writable("bench", "csv", o->csv))
+    if (o->csv != NULL && bc_cli_check_writable("bench", "csv", o->csv))
         return -1;
     if (!(seen & SEEN_OUT))
         o->out = o->ab; /* as bench_cublas.py: the output type defaults to the input type */
