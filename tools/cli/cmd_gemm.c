@@ -219,11 +219,9 @@ int bc_cmd_gemm(int argc, char **argv)
     if (!st) st = bc_gemm_launch(plan, s);
     if (!st) st = bc_stream_wait(s, 60ull * 1000000000ull);
     if (!st) st = bc_memcpy_dtoh(dev, h.d, d->d, sd);
-    if (st) {
-        bc_cli_report("gemm", st);
-        bc_device_close(dev);
-        return bc_cli_exit_code(st);
-    }
+    int rc = BC_EXIT_OK;
+    if (st)
+        goto fail;
     bc_ref_error err = {0};
     int64_t rows = 0;
     check(&o, &h, &rng, &err, &rows);
@@ -242,11 +240,8 @@ int bc_cmd_gemm(int argc, char **argv)
     if (!st) st = bc_event_record(e1, s);
     if (!st) st = bc_stream_wait(s, 120ull * 1000000000ull);
     if (!st) st = bc_event_elapsed_ms(e0, e1, &ms);
-    if (st) {
-        bc_cli_report("gemm", st);
-        bc_device_close(dev);
-        return bc_cli_exit_code(st);
-    }
+    if (st)
+        goto fail;
     double us = 1e3 * ms / o.iters;
     double tflops = 2.0 * (double)d->m * (double)d->n * (double)d->k / (us * 1e-6) / 1e12;
     bc_gemm_plan_info pi;
@@ -269,7 +264,13 @@ int bc_cmd_gemm(int argc, char **argv)
     for (size_t i = 0; !o.json && i < 4 && i < err.bad + err.nonfinite; i++)
         printf("  mismatch at row %lld col %lld: got %.6g, want %.6g\n", (long long)err.first_bad[i].row,
                (long long)err.first_bad[i].col, err.first_bad[i].got, err.first_bad[i].want);
-    bc_device_close(dev);
+    rc = ok ? BC_EXIT_OK : BC_EXIT_VERIFY;
+    goto out;
+fail:
+    bc_cli_report("gemm", st);
+    rc = bc_cli_exit_code(st);
+out:
+    bc_device_close(dev); /* the plan, events, stream and device buffers with it */
     free(h.a), free(h.b), free(h.c), free(h.d), free(h.bias);
-    return ok ? BC_EXIT_OK : BC_EXIT_VERIFY;
+    return rc;
 }
