@@ -170,6 +170,8 @@ bc_status bc_event_elapsed_ms(const bc_event *start, const bc_event *end, float 
 {
     if (start == NULL || end == NULL || out_ms == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_event_elapsed_ms", "NULL argument");
+    if (start->dev != end->dev)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "end", "the events belong to two devices");
     if (bc__dev_lost(start->dev))
         return BC_LOST_FAIL("bc_event_elapsed_ms");
     float ms = 0.0f;

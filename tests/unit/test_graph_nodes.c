@@ -297,8 +297,9 @@ static void test_streams_of_another_device(void **state)
     const bc_graph_node nodes[2] = {{BC_NODE_GEMM, ga, NULL}, {BC_NODE_KERNEL, NULL, ka}};
     bc_graph *gr = NULL;
     assert_ok(bc_graph_create_nodes(a.s, nodes, 2, &gr));
-    bc_event *ev = NULL;
+    bc_event *ev = NULL, *evb = NULL;
     assert_ok(bc_event_create(a.dev, &ev));
+    assert_ok(bc_event_create(b.dev, &evb));
     const uint64_t calls = fake_calls();
     assert_status(bc_gemm_launch(ga, b.s), BC_ERR_INVALID_ARGUMENT);
     mt_assert_failed(BC_ERR_INVALID_ARGUMENT, "stream", "another device than the plan");
@@ -308,6 +309,10 @@ static void test_streams_of_another_device(void **state)
     mt_assert_failed(BC_ERR_INVALID_ARGUMENT, "stream", "another device than the graph");
     assert_status(bc_event_record(ev, b.s), BC_ERR_INVALID_ARGUMENT);
     mt_assert_failed(BC_ERR_INVALID_ARGUMENT, "stream", "another device than the event");
+    float ms = -1.0f;
+    assert_status(bc_event_elapsed_ms(ev, evb, &ms), BC_ERR_INVALID_ARGUMENT);
+    mt_assert_failed(BC_ERR_INVALID_ARGUMENT, "end", "two devices");
+    assert_true(ms == -1.0f);
     assert_status(bc_selftest_smoke(a.dev, b.s, NULL), BC_ERR_INVALID_ARGUMENT);
     mt_assert_failed(BC_ERR_INVALID_ARGUMENT, "stream", "another device");
     assert_status(bc_selftest_gemm(a.dev, b.s, NULL), BC_ERR_INVALID_ARGUMENT);
@@ -319,6 +324,7 @@ static void test_streams_of_another_device(void **state)
     assert_ok(bc_graph_launch(gr, a.s));
     assert_ok(bc_event_record(ev, a.s));
     bc_event_destroy(ev);
+    bc_event_destroy(evb);
     bc_graph_destroy(gr);
     bc_device_close(a.dev);
     bc_device_close(b.dev);

@@ -74,8 +74,9 @@ static void test_kernel_fault_loses_the_process(void **state)
 {
     bc_device *dev = open_dev(0, 1), *other = open_dev(0, 1); /* other: opened before the fault */
     assert_ok(bc_device_bind_thread(dev));
-    bc_stream *s = NULL;
+    bc_stream *s = NULL, *so = NULL;
     assert_ok(bc_stream_create(dev, 0, &s, NULL));
+    assert_ok(bc_stream_create(other, 0, &so, NULL));
     bc_devptr a = 0, b = 0, d = 0;
     assert_ok(bc_mem_alloc(dev, 64 * 64 * 2, &a));
     assert_ok(bc_mem_alloc(dev, 64 * 64 * 2, &b));
@@ -107,7 +108,7 @@ static void test_kernel_fault_loses_the_process(void **state)
     assert_status(bc_memcpy_dtoh(dev, buf, d, sizeof buf), BC_ERR_DEVICE_LOST);
     assert_status(bc_mem_register(dev, 0x1000, 256), BC_ERR_DEVICE_LOST);
     assert_status(bc_stream_create(other, 0, &s2, NULL), BC_ERR_DEVICE_LOST); /* process-wide */
-    assert_status(bc_selftest_smoke(other, s, NULL), BC_ERR_DEVICE_LOST);
+    assert_status(bc_selftest_smoke(other, so, NULL), BC_ERR_DEVICE_LOST);
     assert_int_equal(fake_calls(), calls); /* none of these asked the driver */
     bc_error_detail det;
     bc_last_error(&det);

@@ -63,11 +63,15 @@ void bc_event_destroy(bc_event *event);
 
 /* Contract: records `event` at the current tail of `stream`.
  * BC_ERR_INVALID_ARGUMENT for a NULL handle or a stream of another device
- * than the event's; BC_ERR_DEVICE_LOST after a sticky fault. */
+ * than the event's (argument errors are reported before a loss);
+ * BC_ERR_DEVICE_LOST after a sticky fault. */
 bc_status bc_event_record(bc_event *event, bc_stream *stream);
 
 /* Contract: milliseconds between two recorded, completed events, with the
- * driver's resolution (~0.5 µs). BC_ERR_NOT_READY if either has not completed. */
+ * driver's resolution (~0.5 µs), in *out_ms (written only on success).
+ * BC_ERR_INVALID_ARGUMENT for a NULL argument or events of two devices;
+ * BC_ERR_DEVICE_LOST after a sticky fault; BC_ERR_NOT_READY if either has
+ * not completed. */
 bc_status bc_event_elapsed_ms(const bc_event *start, const bc_event *end, float *out_ms);
 
 #ifdef __cplusplus
