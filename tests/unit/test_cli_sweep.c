@@ -485,12 +485,15 @@ static void test_sweep_bad_options(void **state)
         {"bench", "--sweep", "5", "--seed", "1", "--list", "--split", "2", NULL},
         {"bench", "--sweep", "5", "--seed", "1", "--list", "--stream-k", NULL},
     };
+    const size_t first_list_case = sizeof cases / sizeof cases[0] - 7; /* the last seven: --list and a run option */
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cli_capture r;
         run_cli(&r, cases[i]);
         if (r.rc != BC_EXIT_USAGE)
             fail_msg("case %zu: rc %d\n%s", i, r.rc, r.err);
         has(r.err, "usage: barecuda bench");
+        if (i >= first_list_case)
+            has(r.err, "--list only prints the drawn shapes");
         cli_capture_free(&r);
     }
     /* one shape past the limit: refused, and the message says what the limit is */
