@@ -177,7 +177,7 @@
 #define BC_GEMM_F_C 1u         /* add beta * C */
 #define BC_GEMM_F_BIAS 2u      /* add bias[n] */
 #define BC_GEMM_F_RELU 4u      /* clamp at 0 */
-#define BC_GEMM_F_TMA_STORE 8u /* sm_90a: D leaves through tmap_d (16-B row pitch; C, if any, via BC_GEMM_F_C_SMEM) */
+#define BC_GEMM_F_TMA_STORE 8u /* sm_90a: D leaves through tmap_d (16-B row pitch and N; C via BC_GEMM_F_C_SMEM) */
 #define BC_GEMM_F_C_SMEM 16u   /* sm_90a whole-tile: C arrives through the stage ring by TMA (tmap_c) */
 /* sm_90a short-K twins' dense-row kernels, K < 64 and a multiple of 8 with A's rows packed (ld = K):
  * each consumer's rows of A arrive by one bulk copy as they lie in memory, and the consumer lays them

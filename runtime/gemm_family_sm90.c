@@ -227,7 +227,10 @@
  * time on all 20 of 1,372 tiles or more (15445x2453x40 129.2 -> 117.2 us),
  * and 0.92-1.27 on the 9 below (1014x2550x16 10.4 -> 13.2), so from
  * BC_SM90_UD_MIN_ROUNDS_F32 rounds; 14 grids drawn afterwards took 0.927
- * of the time, one 3% slower. */
+ * of the time, one 3% slower. Measured on packed rows (ldd = N); a padded
+ * D whose pitch is on 16 bytes but whose N is not also copies out (a TMA
+ * store would write past N) and takes these bounds, its rows' starts
+ * aligned (one partial window a row, not two): not measured. */
 #define BC_SM90_UD_MIN_ROUNDS 31u
 #define BC_SM90_UD_MIN_ROUNDS_F32 10u
 /* Since 128x128 and 128x256 stage a plain epilogue without its flag tests

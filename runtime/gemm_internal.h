@@ -78,12 +78,12 @@ typedef struct bc__gemm_config {
     uint32_t crowd_min_kb;     /* ... the least k-blocks for it */
     const char *ud_alt;        /* NULL; else a whole-tile configuration the rule takes instead for a plain
                                   epilogue (no C, bias or ReLU) on more than one tile column of this one:
-                                  where D's rows are off 16 bytes (the copy-out epilogue), from ud_min_rounds
+                                  where D's pitch or N is off 16 bytes (the copy-out epilogue), from ud_min_rounds
                                   rounds of this one's tiles for a 16-bit D and ud_min_rounds_f32 for an f32
                                   one (gemm_rule.c, bc__gemm_unaligned_alt) ... */
     uint32_t ud_min_rounds;    /* ... the least rounds (tiles over SMs) for a 16-bit D (0: never) ... */
     uint32_t ud_min_rounds_f32; /* ... and for an f32 D (0: never); */
-    uint32_t ad_min_rounds;    /* ... and where D's rows are on 16 bytes (the TMA store), K from ad_min_k and
+    uint32_t ad_min_rounds;    /* ... and where D's pitch and N are on 16 bytes (the TMA store), K from ad_min_k and
                                   within max_kb k-blocks and the plan not on the dense-row kernel, from this
                                   many rounds, either D type (0: never; gemm_rule.c, bc__gemm_aligned_alt) */
     uint32_t ad_min_k;         /* ... the least K for it */

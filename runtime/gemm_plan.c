@@ -411,8 +411,8 @@ static int dense_takes(const bc_device *dev, const bc_gemm_desc *d, const bc__ge
  * configuration, left the split to the rule and did not make the plan for
  * a resident executor, which runs every tile plan of a network in one
  * kernel: the rule's choice keeps them together): its ud_alt where
- * bc__gemm_unaligned_alt (the plan would copy D out: D's rows off 16
- * bytes) or bc__gemm_aligned_alt (a TMA store, not on the dense-row
+ * bc__gemm_unaligned_alt (the plan would copy D out: D's pitch or N off
+ * 16 bytes) or bc__gemm_aligned_alt (a TMA store, not on the dense-row
  * kernel) says so, else its crowd_alt where bc__gemm_crowded_alt says so,
  * unless the choice's multicast twin takes the plan (the twin shares the
  * rows that crowd the round). A plan that allows stream-K takes no

@@ -29,8 +29,8 @@ int bc__gemm_swap_pays(const bc_device *dev, const bc_gemm_desc *d);
 int bc__gemm_crowded_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c,
                          const bc__gemm_config **out, CUfunction *out_fn);
 
-/* Whether the rule's choice c for d, a plan that copies D out (its rows off
- * 16 bytes: the caller checks), gives way to its ud_alt configuration
+/* Whether the rule's choice c for d, a plan that copies D out (its pitch or
+ * N off 16 bytes: the caller checks), gives way to its ud_alt configuration
  * (gemm_internal.h): a plain epilogue (no C, bias or ReLU), fewer tile
  * columns on the alternative, at least
  * c->ud_min_rounds rounds of c's tiles on the device's SMs for a 16-bit D
@@ -40,8 +40,8 @@ int bc__gemm_crowded_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__
 int bc__gemm_unaligned_alt(const bc_device *dev, const bc_gemm_desc *d, const bc__gemm_config *c,
                            const bc__gemm_config **out, CUfunction *out_fn);
 
-/* Whether the rule's choice c for d, a plan that stores D by TMA (its rows
- * on 16 bytes: the caller checks) and does not take c's dense-row kernel
+/* Whether the rule's choice c for d, a plan that stores D by TMA (its pitch
+ * and N on 16 bytes: the caller checks) and does not take c's dense-row kernel
  * (`dense` 0: the caller decides), gives way to its ud_alt configuration:
  * a plain epilogue, fewer tile columns on the alternative, K from
  * c->ad_min_k and within c->max_kb k-blocks, at least c->ad_min_rounds

@@ -11,11 +11,16 @@
 /* Every epilogue path of every whole-tile configuration, on ragged shapes
  * that leave whole C boxes outside M (the second consumer's rows) and
  * outside N (a last tile with a few columns), for each output type:
- *   C through the ring + TMA store (C and D rows 16-byte multiples),
+ *   C through the ring + TMA store (C and D pitches 16-byte multiples; on
+ *     129 x 520 N too, while 258 and 33 columns end inside a 16-byte piece,
+ *     which the plan copies out, leaving the pitch's last columns alone),
  *   C through the ring + copy-out (D rows not: cd_pad 1, C padded back),
  *   C read by the epilogue + thread stores (C rows not 16-byte multiples),
  *   copy-out without C (D rows not 16-byte multiples),
- *   TMA store without C, bias or ReLU (every tile's plain staging). */
+ *   TMA store without C, bias or ReLU (every tile's plain staging),
+ *   C that is D, through the ring, pitches on 16 bytes: on 258 and 33
+ *     columns copied out (each tile reads its C before its threads write
+ *     it), the padding columns left as C had them. */
 static void test_gemm_epilogue_paths(void **state)
 {
     gpu_env *env = GPU_ENV_OR_SKIP(state);
@@ -41,6 +46,8 @@ static void test_gemm_epilogue_paths(void **state)
                 };
                 for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
                     run_case(env, &cases[i]);
+                const gcase in_place = {m, n, k, BC_DTYPE_BF16, t, 1.0f, 0.5f, 1, 0, 0, 0, configs[c], 1, align, 0};
+                run_aliased(env, &in_place);
             }
 }
 
