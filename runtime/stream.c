@@ -73,6 +73,17 @@ bc_status bc_stream_wrap(bc_device *dev, CUstream handle, bc_stream **out_stream
 {
     if (dev == NULL || out_stream == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_stream_wrap", "dev or out_stream is NULL");
+    if (bc__dev_lost(dev))
+        return BC_LOST_FAIL("bc_stream_wrap");
+    if (handle != NULL && handle != CU_STREAM_LEGACY && handle != CU_STREAM_PER_THREAD) {
+        /* the calls that take a stream trust its device: a stream of another context is refused here */
+        CUcontext ctx = NULL;
+        bc_status st = BC_CU(cuStreamGetCtx, handle, &ctx);
+        if (st)
+            return st;
+        if (ctx != dev->ctx)
+            return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "s", "the stream belongs to another context than the device's");
+    }
     return stream_new(dev, handle, 0, out_stream);
 }
 

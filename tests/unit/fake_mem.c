@@ -404,6 +404,26 @@ CUresult fake__stream(CUstream h, struct CUstream_st **out)
     return CUDA_SUCCESS;
 }
 
+/* The context of a live stream (the current one for a default-stream
+ * handle), as the driver answers whatever context is current. */
+static CUresult fake_cuStreamGetCtx(CUstream h, CUcontext *pctx)
+{
+    FAKE_ENTER(cuStreamGetCtx);
+    if (pctx == NULL)
+        FAKE_RETURN(CUDA_ERROR_INVALID_VALUE);
+    if (is_default_stream(h)) {
+        CUcontext c = fake__current();
+        if (c == NULL)
+            FAKE_RETURN(CUDA_ERROR_INVALID_CONTEXT);
+        *pctx = c;
+        FAKE_RETURN(CUDA_SUCCESS);
+    }
+    if (!fake__find(K_STREAM, h))
+        FAKE_RETURN(CUDA_ERROR_INVALID_HANDLE);
+    *pctx = h->ctx;
+    FAKE_RETURN(CUDA_SUCCESS);
+}
+
 /* A stream for query/sync/capture: any context, but a live one. */
 static CUresult any_stream(CUstream h, struct CUstream_st **out)
 {
@@ -628,6 +648,7 @@ void fake__fill_mem(bc__driver *t)
     t->cuStreamDestroy = fake_cuStreamDestroy;
     t->cuStreamQuery = fake_cuStreamQuery;
     t->cuStreamSynchronize = fake_cuStreamSynchronize;
+    t->cuStreamGetCtx = fake_cuStreamGetCtx;
     t->cuEventCreate = fake_cuEventCreate;
     t->cuEventDestroy = fake_cuEventDestroy;
     t->cuEventRecord = fake_cuEventRecord;

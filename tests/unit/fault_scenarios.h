@@ -65,7 +65,7 @@ static void sc_stream_event_mem(outcome *o)
 {
     bc_device_config cfg = ft_config();
     bc_device *dev = NULL;
-    bc_stream *s = NULL, *s2 = NULL;
+    bc_stream *s = NULL, *s2 = NULL, *w = NULL;
     bc_event *e0 = NULL, *e1 = NULL;
     bc_devptr d = 0;
     unsigned char buf[256] = {1, 2, 3};
@@ -75,6 +75,7 @@ static void sc_stream_event_mem(outcome *o)
         return;
     STEP(o, bc_stream_create(dev, -1, &s, NULL));
     STEP(o, bc_stream_create(dev, 0, &s2, NULL));
+    STEP(o, bc_stream_wrap(dev, bc_stream_handle(s2), &w)); /* asks the driver for the stream's context */
     STEP(o, bc_event_create(dev, &e0));
     STEP(o, bc_event_create(dev, &e1));
     STEP(o, bc_mem_alloc(dev, sizeof buf, &d));
@@ -86,11 +87,13 @@ static void sc_stream_event_mem(outcome *o)
     STEP(o, bc_event_record(e1, s));
     STEP(o, bc_stream_wait(s, 1000000000u));
     STEP(o, bc_stream_query(s2));
+    STEP(o, bc_stream_query(w));
     STEP(o, bc_event_elapsed_ms(e0, e1, &ms));
     STEP(o, bc_memcpy_dtoh(dev, buf, d, sizeof buf));
     if (d)
         STEP(o, bc_mem_free(dev, d));
     RELEASE_CALL(bc_event_destroy(e1));
+    RELEASE_CALL(bc_stream_destroy(w));
     RELEASE_CALL(bc_stream_destroy(s2));
     RELEASE_CALL(bc_device_close(dev)); /* s and e0 are left for close */
 }
@@ -215,7 +218,7 @@ static void sc_plan_launch(outcome *o)
     bc_device *dev = NULL, *other = NULL;
     bc_stream *s = NULL;
     bc_devptr a = 0, b = 0, d = 0, fd = 0;
-    bc_gemm_plan *p1 = NULL, *p2 = NULL;
+    bc_gemm_plan *p1 = NULL, *p2 = NULL, *p3 = NULL;
     open_pair(o, &dev, &other);
     STEP(o, bc_stream_create(dev, 0, &s, NULL));
     bc_gemm_desc g = small_gemm(o, dev, &a, &b, &d);
@@ -228,7 +231,19 @@ static void sc_plan_launch(outcome *o)
     STEP(o, bc_mem_register(dev, fd, 8192));
     STEP(o, bc_gemm_plan_set_pointers(p2, b, a, 0, fd, 0));
     STEP(o, bc_gemm_launch(p2, s));
+    /* A's and B's rows off the 32-byte sectors down 31 k-blocks over 2 x 3 tiles of 128x64: its 2 x 2
+     * multicast twin, whose clusters of four a round holds the driver counts (cuOccupancyMaxActiveClusters);
+     * A and B one block (read only) */
+    bc_devptr ab = 0, d3 = 0;
+    STEP(o, bc_mem_alloc(dev, 129u * 1928u * 2u, &ab));
+    STEP(o, bc_mem_alloc(dev, 129u * 129u * 2u, &d3));
+    bc_gemm_desc g3;
+    bc_gemm_desc_default(&g3);
+    g3.m = g3.n = 129, g3.k = 1928, g3.a = g3.b = ab, g3.d = d3, g3.config = "sm90_128x64";
+    STEP(o, bc_gemm_plan_create(dev, &g3, &p3));
+    STEP(o, bc_gemm_launch(p3, s));
     STEP(o, bc_stream_wait(s, 1000000000u));
+    bc_gemm_plan_destroy(p3);
     if (fd && dev)
         bc_mem_unregister(dev, fd); /* may never have been registered: no status kept */
     bc_gemm_plan_destroy(p1);

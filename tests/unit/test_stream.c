@@ -115,6 +115,40 @@ static void test_wrap(void **state)
     assert_int_equal(t->cuStreamDestroy(ext), CUDA_SUCCESS);
 }
 
+/* A stream of another context is refused at wrap time (the calls that
+ * take a stream trust its device), and so is a handle the driver does not
+ * know; the default-stream handles are taken as they are. */
+static void test_wrap_checks_the_context(void **state)
+{
+    fake_device d[2];
+    fake_device_defaults(&d[0]);
+    fake_device_defaults(&d[1]);
+    fake_set_devices(d, 2);
+    bc_device_config cfg = ft_config();
+    bc_device *a = NULL, *b = NULL;
+    assert_ok(bc_device_open(&cfg, &a));
+    cfg.ordinal = 1;
+    assert_ok(bc_device_open(&cfg, &b)); /* b's context is current now */
+    const bc__driver *t = fake_table();
+    CUstream on_b = NULL;
+    assert_int_equal(t->cuStreamCreateWithPriority(&on_b, 0, 0), CUDA_SUCCESS);
+    bc_stream *w = (bc_stream *)(uintptr_t)0x77;
+    assert_status(bc_stream_wrap(a, on_b, &w), BC_ERR_INVALID_ARGUMENT);
+    ft_assert_last(BC_ERR_INVALID_ARGUMENT, "s", 0);
+    assert_ptr_equal(w, (bc_stream *)(uintptr_t)0x77);
+    assert_ok(bc_stream_wrap(b, on_b, &w)); /* its own device's: taken, whichever context is current */
+    bc_stream_destroy(w);
+    assert_ok(bc_stream_wrap(a, CU_STREAM_LEGACY, &w));
+    bc_stream_destroy(w);
+    assert_int_equal(t->cuStreamDestroy(on_b), CUDA_SUCCESS);
+    w = (bc_stream *)(uintptr_t)0x77;
+    assert_status(bc_stream_wrap(b, on_b, &w), BC_ERR_DRIVER); /* destroyed: the driver does not know it */
+    ft_assert_last(BC_ERR_DRIVER, "cuStreamGetCtx", CUDA_ERROR_INVALID_HANDLE);
+    assert_ptr_equal(w, (bc_stream *)(uintptr_t)0x77);
+    bc_device_close(a);
+    bc_device_close(b);
+}
+
 static void test_wait_completes(void **state)
 {
     bc_device *dev = open_dev(BC_SCHED_SPIN);
@@ -379,7 +413,7 @@ int main(void)
         ft_test(test_wait_errors),
         ft_test(test_events),
         ft_test(test_close_releases_forgotten),
-        ft_test(test_copies),
+        ft_test(test_copies), ft_test(test_wrap_checks_the_context),
     };
     return cmocka_run_group_tests_name("stream", tests, NULL, NULL);
 }

@@ -28,7 +28,13 @@ bc_status bc_stream_create(bc_device *dev, int priority, bc_stream **out_stream,
                            int *out_effective_priority);
 
 /* Contract: wraps an existing CUstream of dev's context without taking
- * ownership: bc_stream_destroy forgets it and never destroys `s`. */
+ * ownership: bc_stream_destroy forgets it and never destroys `s`. A stream
+ * of another context is BC_ERR_INVALID_ARGUMENT (one cuStreamGetCtx asks);
+ * a driver refusal of that question (a destroyed stream: CUDA_ERROR_
+ * INVALID_HANDLE) is BC_ERR_DRIVER; BC_ERR_DEVICE_LOST after a sticky
+ * fault. NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are taken as they
+ * are: they name the default stream of whatever context is current at each
+ * call, so bind dev's (bc_device_bind_thread) before using them. */
 bc_status bc_stream_wrap(bc_device *dev, CUstream s, bc_stream **out_stream);
 
 /* Contract: destroys an owned stream (queued work still completes) or forgets
