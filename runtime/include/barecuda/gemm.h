@@ -116,7 +116,8 @@ bc_status bc_gemm_plan_set_pointers(bc_gemm_plan *plan, bc_devptr a, bc_devptr b
 
 /* Contract: queues the GEMM on `stream` with exactly one driver call
  * (cuLaunchKernelEx), no allocation and no lock. A NULL plan or stream, or
- * a stream of another device than the plan's, is BC_ERR_INVALID_ARGUMENT,
+ * a stream of another device handle than the plan's (bc_device: two
+ * handles on one primary context count as two), is BC_ERR_INVALID_ARGUMENT,
  * with no driver call. Returns BC_ERR_DRIVER if the
  * driver refuses the launch. The plan must outlive the call only (the driver
  * copies the parameters at launch). */

@@ -49,7 +49,7 @@ bc_status bc_graph_create_nodes(bc_stream *stream, const bc_graph_node *nodes, i
 bc_status bc_graph_create(bc_stream *stream, const bc_gemm_plan *const *plans, int count, bc_graph **out_graph);
 
 /* Contract: one cuGraphLaunch on `stream`; no allocation, no lock. A NULL
- * graph or stream, or a stream of another device than the graph's, is
+ * graph or stream, or a stream of another device handle than the graph's, is
  * BC_ERR_INVALID_ARGUMENT, with no driver call. */
 bc_status bc_graph_launch(const bc_graph *graph, bc_stream *stream);
 

@@ -172,7 +172,7 @@ bc_status bc_kernel_plan_create(bc_kernel *kernel, const bc_kernel_plan_desc *de
 bc_status bc_kernel_plan_set_param(bc_kernel_plan *plan, int index, const void *value, uint32_t size);
 
 /* Contract: one cuLaunchKernelEx on `stream`; no allocation, no lock, no
- * validation beyond NULL handles and a stream of another device than the
+ * validation beyond NULL handles and a stream of another device handle than the
  * plan's (BC_ERR_INVALID_ARGUMENT, no driver call): the rest was done at
  * plan time. */
 bc_status bc_kernel_launch(const bc_kernel_plan *plan, bc_stream *stream);

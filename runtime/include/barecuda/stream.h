@@ -30,9 +30,9 @@ bc_status bc_stream_create(bc_device *dev, int priority, bc_stream **out_stream,
 /* Contract: wraps an existing CUstream of dev's context without taking
  * ownership: bc_stream_destroy forgets it and never destroys `s`. A stream
  * of another context is BC_ERR_INVALID_ARGUMENT (one cuStreamGetCtx asks);
- * a driver refusal of that question (a destroyed stream: CUDA_ERROR_
- * INVALID_HANDLE) is BC_ERR_DRIVER; BC_ERR_DEVICE_LOST after a sticky
- * fault. NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are taken as they
+ * a driver refusal of that question is BC_ERR_DRIVER (the driver leaves a
+ * destroyed stream's handle undefined: it may not be refused);
+ * BC_ERR_DEVICE_LOST after a sticky fault. NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are taken as they
  * are: they name the default stream of whatever context is current at each
  * call, so bind dev's (bc_device_bind_thread) before using them. */
 bc_status bc_stream_wrap(bc_device *dev, CUstream s, bc_stream **out_stream);
@@ -69,15 +69,17 @@ void bc_event_destroy(bc_event *event);
 
 /* Contract: records `event` at the current tail of `stream`.
  * BC_ERR_INVALID_ARGUMENT for a NULL handle or a stream of another device
- * than the event's (argument errors are reported before a loss);
- * BC_ERR_DEVICE_LOST after a sticky fault. */
+ * (bc_device handle) than the event's (argument errors are reported before
+ * a loss); BC_ERR_DEVICE_LOST after a sticky fault; BC_ERR_DRIVER if the
+ * driver refuses the record. */
 bc_status bc_event_record(bc_event *event, bc_stream *stream);
 
 /* Contract: milliseconds between two recorded, completed events, with the
  * driver's resolution (~0.5 µs), in *out_ms (written only on success).
- * BC_ERR_INVALID_ARGUMENT for a NULL argument or events of two devices;
- * BC_ERR_DEVICE_LOST after a sticky fault; BC_ERR_NOT_READY if either has
- * not completed. */
+ * BC_ERR_INVALID_ARGUMENT for a NULL argument or events of two devices
+ * (bc_device handles); BC_ERR_DEVICE_LOST after a sticky fault;
+ * BC_ERR_NOT_READY if either has not completed; BC_ERR_DRIVER for another
+ * refusal (an event never recorded). */
 bc_status bc_event_elapsed_ms(const bc_event *start, const bc_event *end, float *out_ms);
 
 #ifdef __cplusplus
