@@ -400,6 +400,33 @@ static void test_bench_reports_the_failing_call(void **state)
     run_free(&r);
 }
 
+/* barecuda gemm failing in its check and in its timing: the failing call
+ * reported, the exit code of its status, and (under the ASan build's leak
+ * check) nothing of its host buffers left behind. */
+static void test_gemm_failures_report_and_free(void **state)
+{
+    (void)state;
+    run_result r;
+    const char *args[] = {"gemm", "--m", "64", "--n", "64", "--k", "64", NULL};
+    gemm_emu_install(-1);
+    fake_fail_entry(FAKE_E_cuLaunchKernelEx, 1, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, 0);
+    run_cli(&r, args);
+    assert_int_not_equal(r.rc, BC_EXIT_OK);
+    assert_int_not_equal(r.rc, BC_EXIT_USAGE);
+    has(r.err, "cuLaunchKernelEx");
+    lacks(r.out, "PASS");
+    run_free(&r);
+    fake_fail_clear();
+    gemm_emu_install(-1);
+    fake_fail_entry(FAKE_E_cuEventElapsedTime, 1, CUDA_ERROR_INVALID_VALUE, 0);
+    run_cli(&r, args);
+    assert_int_not_equal(r.rc, BC_EXIT_OK);
+    has(r.err, "cuEventElapsedTime");
+    lacks(r.out, "PASS");
+    run_free(&r);
+    fake_fail_clear();
+}
+
 static void test_bench_bad_options(void **state)
 {
     (void)state;
@@ -583,7 +610,7 @@ int main(void)
         ft_test(test_latency_end_to_end),
         ft_test(test_latency_checks_first),
         ft_test(test_latency_reports_the_failing_call),
-        ft_test(test_latency_bad_options),
+        ft_test(test_latency_bad_options), ft_test(test_gemm_failures_report_and_free),
     };
     return cmocka_run_group_tests_name("cli_stats", tests, NULL, NULL);
 }
