@@ -69,6 +69,10 @@ bc_status bc_stream_create(bc_device *dev, int priority, bc_stream **out_stream,
     return BC_OK;
 }
 
+/* cuStreamGetCtx_v12050 takes a third parameter (a green context): the
+ * table must keep asking for the two-parameter v9020 form (driver_list.h). */
+_Static_assert(BC_CUDA_ABI_VERSION < 12050, "cuStreamGetCtx's table entry would get the v12050 form");
+
 bc_status bc_stream_wrap(bc_device *dev, CUstream handle, bc_stream **out_stream)
 {
     if (dev == NULL || out_stream == NULL)

@@ -136,7 +136,8 @@ static void test_wrap_checks_the_context(void **state)
     assert_status(bc_stream_wrap(a, on_b, &w), BC_ERR_INVALID_ARGUMENT);
     ft_assert_last(BC_ERR_INVALID_ARGUMENT, "s", 0);
     assert_ptr_equal(w, (bc_stream *)(uintptr_t)0x77);
-    assert_ok(bc_stream_wrap(b, on_b, &w)); /* its own device's: taken, whichever context is current */
+    assert_ok(bc_device_bind_thread(a)); /* a's context current: b's stream is still b's */
+    assert_ok(bc_stream_wrap(b, on_b, &w));
     bc_stream_destroy(w);
     assert_ok(bc_stream_wrap(a, CU_STREAM_LEGACY, &w));
     bc_stream_destroy(w);
