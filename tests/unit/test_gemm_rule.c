@@ -380,6 +380,23 @@ static void test_d_alt(void **state)
                      (long long)cases[i].n, (long long)cases[i].k, cases[i].d_type, cases[i].epi,
                      cases[i].config ? cases[i].config : "the rule", l->kernel, cases[i].kernel);
     }
+    /* a padded D, its pitch on 16 bytes but not its N: it copies out (a TMA store would write past N), so
+     * the copy-out's bounds apply, not the TMA store's: 14 rounds keep 128x64t, 31 move */
+    bc_gemm_desc d = base_desc(&e, 1792, 8447, 64);
+    d.ldd = 8448;
+    bc_gemm_params p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x64t");
+    assert_int_equal(p.flags & BC_GEMM_F_TMA_STORE, 0);
+    d = base_desc(&e, 1792, 8448, 64); /* N on 16 bytes as well: the TMA store's 14 rounds */
+    d.ldd = 8456;
+    p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x128");
+    assert_int_equal(p.flags & BC_GEMM_F_TMA_STORE, BC_GEMM_F_TMA_STORE);
+    d = base_desc(&e, 3968, 8441, 16);
+    d.ldd = 8448;
+    p = launch_and_decode(&e, &d, &l);
+    assert_string_equal(l->kernel, "bc_gemm_sm90_128x128");
+    assert_int_equal(p.flags & BC_GEMM_F_TMA_STORE, 0);
     env_close(&e);
 }
 
