@@ -19,4 +19,13 @@ int bc__log_enabled(bc_log_level level);
 
 #define BC_FAIL(st, rule, ...) bc__fail((st), 0, "", (rule), __FILE__, __LINE__, __VA_ARGS__)
 
+/* BC_OK when stream `s` was made on `owner` (the bc_device a plan, graph,
+ * event or executor belongs to), else BC_ERR_INVALID_ARGUMENT naming the
+ * stream and `whose` ("the plan", ...): the calls that take a stream trust
+ * its device, and the driver's answer to a mix-up would be opaque. */
+#define BC_STREAM_ON(s, owner, whose)                                                                    \
+    ((s)->dev == (owner) ? BC_OK                                                                         \
+                         : BC_FAIL(BC_ERR_INVALID_ARGUMENT, "stream",                                    \
+                                   "the stream belongs to another device than %s", (whose)))
+
 #endif

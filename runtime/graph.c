@@ -250,8 +250,8 @@ bc_status bc_graph_launch(const bc_graph *graph, bc_stream *stream)
 {
     if (graph == NULL || stream == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_graph_launch", "graph or stream is NULL");
-    if (graph->dev != stream->dev)
-        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "stream", "the stream belongs to another device than the graph");
+    if (BC_STREAM_ON(stream, graph->dev, "the graph"))
+        return BC_ERR_INVALID_ARGUMENT;
     return BC_CU(cuGraphLaunch, graph->exec, stream->handle);
 }
 

@@ -154,8 +154,8 @@ bc_status bc_resident_start(bc_resident *res, bc_stream *stream)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_resident_start", "res or stream is NULL");
     if (res->running)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_resident_start", "the executor is already running");
-    if (stream->dev != res->dev)
-        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "stream", "the stream belongs to another device");
+    if (BC_STREAM_ON(stream, res->dev, "the executor"))
+        return BC_ERR_INVALID_ARGUMENT;
     for (const bc__link *l = res->dev->residents.next; l != &res->dev->residents; l = l->next) {
         const bc_resident *o = (const bc_resident *)l; /* link is the first member */
         if (o != res && o->running && o->stream != NULL && o->stream->handle == stream->handle)

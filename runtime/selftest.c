@@ -75,8 +75,8 @@ bc_status bc_selftest_smoke(bc_device *dev, bc_stream *s, bc_smoke_report *out_r
 {
     if (dev == NULL || s == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_selftest_smoke", "dev or stream is NULL");
-    if (s->dev != dev)
-        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "stream", "the stream belongs to another device");
+    if (BC_STREAM_ON(s, dev, "the one checked"))
+        return BC_ERR_INVALID_ARGUMENT;
     CUfunction fn = dev->image.fn[BC_K_SMOKE];
     if (fn == NULL)
         return BC_FAIL(BC_ERR_MISSING_KERNEL, "bc_selftest_smoke",

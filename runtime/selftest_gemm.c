@@ -97,8 +97,8 @@ bc_status bc_selftest_gemm(bc_device *dev, bc_stream *s, bc_gemm_check_report *o
 {
     if (dev == NULL || s == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_selftest_gemm", "dev or stream is NULL");
-    if (s->dev != dev)
-        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "stream", "the stream belongs to another device");
+    if (BC_STREAM_ON(s, dev, "the one checked"))
+        return BC_ERR_INVALID_ARGUMENT;
     buffers bf;
     memset(&bf, 0, sizeof bf);
     bc_gemm_check_report rep = {0};

@@ -174,8 +174,8 @@ bc_status bc_event_record(bc_event *e, bc_stream *s)
 {
     if (e == NULL || s == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_event_record", "event or stream is NULL");
-    if (e->dev != s->dev)
-        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "stream", "the stream belongs to another device than the event");
+    if (BC_STREAM_ON(s, e->dev, "the event"))
+        return BC_ERR_INVALID_ARGUMENT;
     if (bc__dev_lost(s->dev))
         return BC_LOST_FAIL("bc_event_record");
     return bc__dev_note(s->dev, BC_CU(cuEventRecord, e->handle, s->handle));
