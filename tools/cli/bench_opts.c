@@ -48,24 +48,13 @@ static int bad(const char *what, const char *value, const char *want)
     return -1;
 }
 
-/* A fraction in [0, 1], the whole string. */
-static int parse_fraction(const char *s, double *out)
-{
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (*s == '\0' || errno != 0 || end == s || *end != '\0' || !isfinite(v) || v < 0.0 || v > 1.0)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* The options that only a listed-shape run or only a sweep takes. */
 enum {
     SEEN_SHAPES = 1, SEEN_DTYPE = 2, SEEN_OUT = 4, SEEN_SEED = 8, SEEN_CAP = 16, SEEN_FRAC = 32, SEEN_LIST = 64,
-    SEEN_EPI = 128, SEEN_RUN = 256 /* an option of a timed run: --replays, --warmup, --config, --split,
-                                       --stream-k, --json, --csv */
+    SEEN_EPI = 128, SEEN_RUN = 256 /* an option of a timed run (RUN_OPTIONS) */
 };
+/* The short codes of a timed run's options: --replays, --warmup, --config, --stream-k, --split, --csv, --json. */
+#define RUN_OPTIONS "rwCKSvj"
 
 static int check_mode(bench_opts *o, unsigned seen)
 {
@@ -131,6 +120,8 @@ int bench_opts_parse(int argc, char **argv, bench_opts *o)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+        if (c > 0 && strchr(RUN_OPTIONS, c) != NULL)
+            seen |= SEEN_RUN;
         switch (c) {
         case 's':
             if ((listed_count = bc_shapes_parse(optarg, listed, BC_SHAPES_MAX)) < 1)
@@ -151,27 +142,18 @@ int bench_opts_parse(int argc, char **argv, bench_opts *o)
             if (bc_cli_parse_ll(optarg, 1, 100000, &v))
                 return bad("--replays", optarg, "1..100000");
             o->replays = (int)v;
-            seen |= SEEN_RUN;
             break;
         case 'w':
             if (bc_cli_parse_ll(optarg, 0, 100000, &v))
                 return bad("--warmup", optarg, "0..100000");
             o->warmup = (int)v;
-            seen |= SEEN_RUN;
             break;
-        case 'C':
-            o->config = optarg;
-            seen |= SEEN_RUN;
-            break;
-        case 'K':
-            o->stream_k = 1;
-            seen |= SEEN_RUN;
-            break;
+        case 'C': o->config = optarg; break;
+        case 'K': o->stream_k = 1; break;
         case 'S':
             if (bc_cli_parse_ll(optarg, 0, 16, &v))
                 return bad("--split", optarg, "0 = the rule, 1 = none, 2..16");
             o->split_k = (uint32_t)v;
-            seen |= SEEN_RUN;
             break;
         case 'W':
             if (bc_cli_parse_ll(optarg, 1, BC_SWEEP_MAX, &v))
@@ -192,7 +174,7 @@ int bench_opts_parse(int argc, char **argv, bench_opts *o)
             seen |= SEEN_CAP;
             break;
         case 'F':
-            if (parse_fraction(optarg, &o->sp.epi_fraction))
+            if (bc_cli_parse_double(optarg, 0.0, 1.0, &o->sp.epi_fraction))
                 return bad("--epilogue-fraction", optarg, "a number in [0, 1]");
             seen |= SEEN_FRAC;
             break;
@@ -207,18 +189,12 @@ int bench_opts_parse(int argc, char **argv, bench_opts *o)
             seen |= SEEN_EPI;
             break;
         }
-        case 'v':
-            o->csv = optarg;
-            seen |= SEEN_RUN;
-            break;
+        case 'v': o->csv = optarg; break;
         case 'l':
             o->list_only = 1;
             seen |= SEEN_LIST;
             break;
-        case 'j':
-            o->json = 1;
-            seen |= SEEN_RUN;
-            break;
+        case 'j': o->json = 1; break;
         case 'h': bench_usage(stdout); return 1;
         default:
             return fprintf(stderr, "barecuda bench: unknown option or missing value: '%s'\n", argv[optind - 1]), -1;

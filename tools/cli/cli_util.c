@@ -1,5 +1,6 @@
 /* Helpers shared by the bench and latency commands (see cli_util.h). */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -32,6 +33,19 @@ int bc_cli_parse_ll(const char *s, long long lo, long long hi, long long *out)
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int bc_cli_parse_double(const char *s, double lo, double hi, double *out)
+{
+    if (s == NULL || *s == '\0')
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    const double v = strtod(s, &end);
+    if (errno != 0 || end == s || *end != '\0' || !isfinite(v) || v < lo || v > hi)
         return -1;
     *out = v;
     return 0;

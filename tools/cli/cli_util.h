@@ -16,6 +16,11 @@ const char *bc_cli_dtype_name(bc_dtype t);
  * junk, overflow or a value outside the range (then *out is untouched). */
 int bc_cli_parse_ll(const char *s, long long lo, long long hi, long long *out);
 
+/* The whole of `s` as a finite number in [lo, hi]; 0 on success, -1 on
+ * junk, overflow, NaN, infinity or a value outside the range (then *out is
+ * untouched). */
+int bc_cli_parse_double(const char *s, double lo, double hi, double *out);
+
 /* A set of names[0..count) as a bit mask (bit i: names[i]): "all", or
  * names separated by commas; 0 on success, -1 on an unknown or empty name
  * (then *out is untouched). */

@@ -1,6 +1,7 @@
 /* barecuda gemm: one GEMM on fresh random data, checked against the fp64 CPU
  * reference (every row for small shapes, a random sample of rows for large
  * ones), then timed over back-to-back launches. */
+#include <float.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -31,17 +32,6 @@ static void usage(FILE *f)
 }
 
 #define BAD(...) return fprintf(stderr, "barecuda gemm: " __VA_ARGS__), -1
-
-/* The whole of `s` as a finite float; 0 on success, -1 otherwise. */
-static int parse_float(const char *s, float *out)
-{
-    char *end = NULL;
-    const float v = strtof(s, &end);
-    if (*s == '\0' || end == s || *end != '\0' || !isfinite(v))
-        return -1;
-    *out = v;
-    return 0;
-}
 
 /* The options into *o; -1 (a one-line reason on stderr first) on a bad
  * one: numbers are checked whole and against their ranges. */
@@ -76,10 +66,13 @@ static int parse(int argc, char **argv, gemm_opts *o)
             if (bc_cli_parse_dtype(optarg, &o->d.d_type))
                 BAD("bad --out '%s' (bf16, f16 or f32)\n", optarg);
             break;
-        case 'a': case 'b':
-            if (parse_float(optarg, c == 'a' ? &o->d.alpha : &o->d.beta))
+        case 'a': case 'b': {
+            double x = 0.0;
+            if (bc_cli_parse_double(optarg, -FLT_MAX, FLT_MAX, &x))
                 BAD("bad --%s '%s' (a finite number)\n", c == 'a' ? "alpha" : "beta", optarg);
+            *(c == 'a' ? &o->d.alpha : &o->d.beta) = (float)x;
             break;
+        }
         case 'B': o->bias = 1; break;
         case 'r': o->d.relu = 1; break;
         case 'c':
