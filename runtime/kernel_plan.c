@@ -200,10 +200,11 @@ static bc_status check_schedulable(const bc_kernel *k, const CUlaunchConfig *lau
             return st;
         return bc__refail(st, BC_ERR_CLUSTER, "cuOccupancyMaxActiveClusters", "the driver refused the cluster size");
     }
-    if (st) /* lost, or an answer BC_CU does not record (not ready) */
-        return st == BC_ERR_NOT_READY ? bc__refail(st, BC_ERR_DRIVER, "cuOccupancyMaxActiveClusters",
-                                                   "the driver did not answer the cluster query")
-                                      : st;
+    if (st == BC_ERR_NOT_READY) /* an answer BC_CU does not record */
+        return bc__refail(st, BC_ERR_DRIVER, "cuOccupancyMaxActiveClusters",
+                          "the driver did not answer the cluster query");
+    if (st) /* lost */
+        return st;
     if (n < 1)
         return BC_FAIL(BC_ERR_CLUSTER, "cuOccupancyMaxActiveClusters",
                        "kernel %s: a cluster of %u CTAs of %u threads with %u + %d bytes of shared memory each "
