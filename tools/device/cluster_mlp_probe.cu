@@ -77,15 +77,14 @@
 #define O_W1 0u
 #define O_W2 (O_W1 + KB0 * 8192u)
 #define O_W3 (O_W2 + KB1 * 8192u)
-#define O_X0 (O_W3 + 8192u)
+#define O_X0 (O_W3 + 16384u) /* the head's weights: 8 KB (head 0) or 16 KB (head 1) */
 #define O_X1 (O_X0 + KB0 * 2048u)
 #define O_X2 (O_X1 + KB1 * 2048u)
 #define O_PS (O_X2 + 2048u)
 #define O_PR (O_PS + 4096u)
 #define O_BIAS (O_PR + 4096u)
-#define O_BAR (O_BIAS + 1024u)
-#define SMEM_USED (O_BAR + 64u)
-#define SMEM_BYTES (SMEM_USED + 1024u)
+#define O_BAR (O_BIAS + 576u)
+#define SMEM_BYTES (O_BAR + 64u)
 
 enum { MODE_BCAST, MODE_HOST, MODE_DEV, MODE_EMPTY, MODE_LL };
 static const char *mode_name[] = {"input st.async'd from 16 rows", "input 8 KB read by each CTA",
@@ -290,6 +289,7 @@ struct args {
     int xmode;   // hand-overs: 0 bulk copies, 1 st.async
     int wreg;    // layer 2's weights in registers (two warpgroups only)
     int l1wgs;   // warpgroups sharing layer 1's K (at most wgs)
+    int head;    // the head: 0 split 16 ways (a share a CTA), 1 split 8 ways as a launched split plan (st.async)
 };
 
 __device__ __forceinline__ void stamp(const args &a, uint64_t s, uint32_t c, uint32_t ev)
@@ -298,15 +298,77 @@ __device__ __forceinline__ void stamp(const args &a, uint64_t s, uint32_t c, uin
         a.stamps[((s % 1024u) * 2u + (c ? 1u : 0u)) * NSTAMP + ev] = gtime();
 }
 
+// the head's barriers for a step: 16 pieces of 256 B (head 0); on CTAs 0-7 (head 1), two act2 blocks and
+// 8 pieces of 512 B
+__device__ __forceinline__ void arm_head(const args &a, uint32_t bar_red, uint32_t bar_h2, int hcta)
+{
+    if (a.head == 0) {
+        arm(bar_red, CL * 256u);
+    } else if (hcta) {
+        arm(bar_h2, 4096u);
+        arm(bar_red, 8u * 512u);
+    }
+}
+
+// The head split 8 ways as the launched split plan splits it (share r: k-blocks [2r, 2r + 2), act2's blocks
+// of CTAs 2r and 2r + 1), its 8 partials added in share order from 0.0f by the CTA that owns output columns
+// [8p, 8p + 8), then the bias. X0 (the input, used up by now) takes the two blocks.
+__device__ __forceinline__ void head_split8(const args &a, uint8_t *sm, uint32_t base, uint32_t c, uint32_t t,
+                                            uint32_t nt, uint32_t wg, uint32_t tw, uint64_t s, uint32_t par,
+                                            const float *bias, uint32_t bar_h2, uint32_t bar_red)
+{
+    if (t < 128u) { // the CTA's act2 block to share c / 2's slot c % 2
+        const uint32_t off = O_X2 + t * 16u;
+        st_async16(mapa(base + O_X0 + (c % 2u) * 2048u + t * 16u, c / 2u), *(const uint4 *)(sm + off),
+                   mapa(bar_h2, c / 2u));
+    }
+    if (c >= 8u)
+        return;
+    wait_cl(bar_h2, par);
+    fence_async_smem();
+    float d[8];
+    if (wg == 0) {
+        layer_mma(d, base + O_W3, base + O_X0, 2);
+        if (t == 0)
+            stamp(a, s, c, 10);
+        put_partial(d, sm + O_PS, tw);
+    }
+    fence_async_smem();
+    __syncthreads();
+    if (t == 0)
+        stamp(a, s, c, 11);
+    for (uint32_t q = t; q < 256u; q += nt) { // 16 bytes of the piece for CTA q / 32 (its 8 columns)
+        const uint32_t p = q / 32u;
+        st_async16(mapa(base + O_PR + c * 512u + (q % 32u) * 16u, p), *(const uint4 *)(sm + O_PS + q * 16u),
+                   mapa(bar_red, p));
+    }
+    if (t == 0)
+        stamp(a, s, c, 5);
+    wait_cl(bar_red, par);
+    if (t == 0)
+        stamp(a, s, c, 6);
+    if (t < 128u) {
+        const uint32_t q = t / 16u, b = t % 16u;
+        float v = 0.0f;
+#pragma unroll
+        for (uint32_t src = 0; src < 8u; src++)
+            v += *(const float *)(sm + O_PR + src * 512u + q * 64u + b * 4u);
+        a.out[b * N3 + 8u * c + q] = v + bias[128 + q];
+    }
+}
+
 __global__ void __launch_bounds__(256, 1) k_mlp(const __grid_constant__ args a)
 {
-    extern __shared__ uint8_t smem_raw[];
-    uint8_t *sm = (uint8_t *)(((uintptr_t)smem_raw + 1023u) & ~(uintptr_t)1023u);
+    extern __shared__ __align__(1024) uint8_t smem_raw[];
+    uint8_t *sm = smem_raw;
+    if (smem_u32(sm) & 1023u) // the 128-byte swizzle's atoms need 1024-byte alignment
+        asm volatile("trap;");
     const uint32_t base = smem_u32(sm), t = threadIdx.x, nt = blockDim.x, wg = t / 128u, tw = t % 128u;
     uint32_t c;
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(c));
     const uint32_t bar_go = base + O_BAR, bar_in = bar_go + 8u, bar_h1 = bar_go + 16u, bar_red = bar_go + 24u,
-                   bar_done = bar_go + 32u;
+                   bar_done = bar_go + 32u, bar_h2 = bar_go + 40u;
+    const int head8 = a.head == 1, hcta = head8 && c < 8u; // head 1: this CTA computes one of 8 K shares
     float *bias = (float *)(sm + O_BIAS);
     // weights: layer 1 and 2 rows [64c, 64c + 64), the head's K rows [64c, 64c + 64) of all 64 outputs
     for (uint32_t q = t; q < 64u * KB0 * 8u; q += nt) {
@@ -317,16 +379,20 @@ __global__ void __launch_bounds__(256, 1) k_mlp(const __grid_constant__ args a)
         const uint32_t r = q / (KB1 * 8u), kc = q % (KB1 * 8u);
         *(uint4 *)(sm + O_W2 + (kc / 8u) * 8192u + swz(r, kc % 8u)) = *(const uint4 *)(a.w2 + (64u * c + r) * N1 + kc * 8u);
     }
-    for (uint32_t q = t; q < 64u * 8u; q += nt) {
-        const uint32_t r = q / 8u, j = q % 8u;
-        *(uint4 *)(sm + O_W3 + swz(r, j)) = *(const uint4 *)(a.w3 + r * N2 + 64u * c + j * 8u);
+    // the head: K rows [64c, 64c + 64) (head 0), or [128c, 128c + 128) in two k-blocks on CTAs 0-7 (head 1)
+    for (uint32_t q = t; q < (head8 ? (hcta ? 1024u : 0u) : 512u); q += nt) {
+        const uint32_t kb = q / 512u, r = (q % 512u) / 8u, j = q % 8u;
+        const uint32_t k0 = head8 ? 128u * c + 64u * kb : 64u * c;
+        *(uint4 *)(sm + O_W3 + kb * 8192u + swz(r, j)) = *(const uint4 *)(a.w3 + r * N2 + k0 + j * 8u);
     }
     if (t < 64) {
         bias[t] = a.b1[64u * c + t];
         bias[64 + t] = a.b2[64u * c + t];
     }
-    if (t < 4)
+    if (!head8 && t < 4)
         bias[128 + t] = a.b3[4u * c + t];
+    if (hcta && t < 8)
+        bias[128 + t] = a.b3[8u * c + t];
     uint32_t wr[32][4]; // layer 2's weights as wgmma A fragments (a.wreg)
     {
         const uint32_t w = tw / 32u, g = (tw % 32u) / 4u, q = tw % 4u;
@@ -346,6 +412,7 @@ __global__ void __launch_bounds__(256, 1) k_mlp(const __grid_constant__ args a)
         bar_init(bar_h1, 1);
         bar_init(bar_red, 1);
         bar_init(bar_done, a.cl);
+        bar_init(bar_h2, 1);
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     fence_async_smem();
@@ -358,7 +425,7 @@ __global__ void __launch_bounds__(256, 1) k_mlp(const __grid_constant__ args a)
             if (t == 0) {
                 arm(bar_in, BATCH * K0 * 2u);
                 arm(bar_h1, (CL - 1u) * 2048u);
-                arm(bar_red, CL * 256u);
+                arm_head(a, bar_red, bar_h2, hcta);
             }
             if (t < 64) { // row c: 128 words, two a thread, each checked against the step
                 const uint64_t *src = a.ll + c * 128u + 2u * t;
@@ -405,7 +472,7 @@ __global__ void __launch_bounds__(256, 1) k_mlp(const __grid_constant__ args a)
                 arm(bar_in, BATCH * K0 * 2u);
             if (a.mode != MODE_EMPTY) {
                 arm(bar_h1, (CL - 1u) * 2048u);
-                arm(bar_red, CL * 256u);
+                arm_head(a, bar_red, bar_h2, hcta);
             }
         }
         __syncthreads();
@@ -490,6 +557,9 @@ __global__ void __launch_bounds__(256, 1) k_mlp(const __grid_constant__ args a)
             __syncthreads();
             if (t == 0)
                 stamp(a, s, c, 4);
+            if (head8) {
+                head_split8(a, sm, base, c, t, nt, wg, tw, s, par, bias, bar_h2, bar_red);
+            } else {
             if (wg == 0) {
                 if (a.acc4)
                     layer_mma4(d, base + O_W3, base + O_X2, 1);
@@ -527,6 +597,7 @@ __global__ void __launch_bounds__(256, 1) k_mlp(const __grid_constant__ args a)
                 for (uint32_t src = 0; src < CL; src++)
                     v += *(const float *)(sm + O_PR + src * 256u + q * 64u + b * 4u);
                 a.out[b * N3 + 4u * c + q] = v + bias[128 + q];
+            }
             }
         }
         __syncthreads();
@@ -664,9 +735,9 @@ int main(int argc, char **argv)
     struct run_t {
         int mode, cl, attr, io; // io bit 0: the host writes the input each step, bit 1: it poisons the output
         int go, wgs, acc4, wc; // wc: the input in write-combined host memory
-        int xmode, wreg, l1wgs;
+        int xmode, wreg, l1wgs, head;
     };
-    // mode, cluster, cluster launch, io, go, wg B, acc4, wc, x, wreg, wg A
+    // mode, cluster, cluster launch, io, go, wg B, acc4, wc, x, wreg, wg A, head
     const run_t runs[] = {
         {MODE_EMPTY, 16, 1, 0, 0, 1, 0, 0, 0, 0, 1}, {MODE_EMPTY, 16, 1, 0, 1, 1, 0, 0, 0, 0, 1},
         {MODE_EMPTY, 16, 1, 0, 2, 1, 0, 0, 0, 0, 1}, {MODE_EMPTY, 1, 1, 0, 1, 1, 0, 0, 0, 0, 1},
@@ -678,7 +749,8 @@ int main(int argc, char **argv)
         {MODE_BCAST, 16, 1, 3, 1, 2, 0, 1, 1, 1, 1}, {MODE_HOST, 16, 1, 3, 1, 2, 0, 0, 1, 1, 1},
         {MODE_HOST, 16, 1, 3, 1, 2, 0, 1, 1, 1, 1},  {MODE_LL, 16, 1, 3, 1, 2, 0, 0, 1, 1, 1},
         {MODE_DEV, 16, 1, 0, 1, 1, 0, 0, 1, 0, 1},   {MODE_DEV, 16, 1, 0, 1, 2, 0, 0, 1, 1, 2},
-        {MODE_DEV, 16, 1, 0, 1, 2, 0, 0, 1, 1, 1}};
+        {MODE_DEV, 16, 1, 0, 1, 2, 0, 0, 1, 1, 1},   {MODE_BCAST, 16, 1, 3, 1, 2, 0, 0, 1, 1, 1, 1},
+        {MODE_DEV, 16, 1, 0, 1, 2, 0, 0, 1, 1, 1, 1}};
     for (int pass = 0; pass < 2; pass++)
         for (const run_t &rn : runs) {
             const int mode = rn.mode;
@@ -691,6 +763,8 @@ int main(int argc, char **argv)
             a.xmode = rn.xmode;
             a.wreg = rn.wreg;
             a.l1wgs = rn.l1wgs;
+            a.head = rn.head;
+            CK(cudaMemset(a.stamps, 0, 1024 * 2 * NSTAMP * 8));
             a.wgs = rn.wgs;
             a.db = (const uint64_t *)d;
             a.done = (uint64_t *)(d + 512);
@@ -759,7 +833,7 @@ int main(int argc, char **argv)
             CK(cudaDeviceSynchronize());
             std::sort(tm.begin(), tm.end());
             auto q = [&](double f) { return tm[(size_t)std::max(1.0, std::ceil(f * steps)) - 1]; };
-            printf("pass %d  %-32s cl %2d%s io %d go %d wg %d/%d acc4 %d wc %d x %d wreg %d p50 %6.2f p90 %6.2f p99 %6.2f p99.9 %6.2f max %7.2f us", pass, mode_name[mode], rn.cl, rn.attr ? "" : " (no cluster launch)", rn.io, rn.go, rn.l1wgs, rn.wgs, rn.acc4, rn.wc, rn.xmode, rn.wreg, q(0.5),
+            printf("pass %d  %-32s cl %2d%s io %d go %d wg %d/%d acc4 %d wc %d x %d wreg %d head %d p50 %6.2f p90 %6.2f p99 %6.2f p99.9 %6.2f max %7.2f us", pass, mode_name[mode], rn.cl, rn.attr ? "" : " (no cluster launch)", rn.io, rn.go, rn.l1wgs, rn.wgs, rn.acc4, rn.wc, rn.xmode, rn.wreg, rn.head, q(0.5),
                    q(0.9), q(0.99), q(0.999), tm[steps - 1]);
             if (mode != MODE_EMPTY)
                 printf("  | vs fp64 ref: %ld bad, max err %.3g; steps not byte-identical: %ld", bad_ref, max_err,

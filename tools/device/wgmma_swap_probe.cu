@@ -2,7 +2,8 @@
 // part of the library): does D^T = W . X^T on wgmma m64n16k16 (the weights
 // as the 64-row A operand, a batch of 16 rows as B) give the same bits as
 // D = X . W^T the way the library's skinny tiles compute it (the batch as
-// A, padded to 64 rows, the weights as B, 32 or 64 columns a wgmma)? Each
+// A, padded to 64 rows, the weights as B, 32 or 64 columns a wgmma), and
+// with the weights' fragments in registers (wgmma's A from registers)? Each
 // form runs one chain of wgmma over the whole K in order, accumulating in
 // f32 from the first product. If the bits agree, a resident kernel that
 // holds the weights as A can keep the launched plans' results.
@@ -39,7 +40,7 @@ __device__ void fill(uint8_t *dst, const __nv_bfloat16 *src, uint32_t rows, uint
     }
 }
 
-// form 0: D^T[64 x 16] = W . X^T (m64n16k16); form 1: D[64 x 32] = Xpad . W[rows 32h..]^T (m64n32k16), h = 0, 1;
+// form 0: D^T[64 x 16] = W . X^T (m64n16k16); form 3: the same, W's fragments in registers; form 1: D[64 x 32] = Xpad . W[rows 32h..]^T (m64n32k16), h = 0, 1;
 // form 2: D[64 x 64] = Xpad . W^T (m64n64k16). out: [16 batch][64 columns] f32
 __global__ void k_form(const __nv_bfloat16 *x, const __nv_bfloat16 *w, uint32_t k, int form, float *out)
 {
@@ -70,6 +71,27 @@ __global__ void k_form(const __nv_bfloat16 *x, const __nv_bfloat16 *w, uint32_t 
             }
         asm volatile("wgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;" ::: "memory");
         for (uint32_t i = 0; i < 8; i++) { // row = column of D, col = batch row
+            const uint32_t r = 16u * wi + l / 4u + 8u * ((i / 2u) % 2u), b = 8u * (i / 4u) + 2u * (l % 4u) + (i % 2u);
+            out[b * 64u + r] = d[i];
+        }
+    } else if (form == 3) { // form 0 with the weights' fragments in registers (wgmma's A from registers)
+        float d[8] = {};
+        const uint32_t g = l / 4u, q = l % 4u, r0 = 16u * wi + g;
+        const uint32_t *w2 = (const uint32_t *)w; // pairs of bf16
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+        for (uint32_t kb = 0; kb < kbs; kb++)
+            for (uint32_t j = 0; j < 4; j++) {
+                const uint32_t k0 = kb * 64u + j * 16u;
+                const uint32_t a0 = w2[(r0 * k + k0) / 2u + q], a1 = w2[((r0 + 8u) * k + k0) / 2u + q],
+                               a2 = w2[(r0 * k + k0 + 8u) / 2u + q], a3 = w2[((r0 + 8u) * k + k0 + 8u) / 2u + q];
+                const uint64_t db = desc_sw128(ax + kb * 2048u + j * 32u);
+                const uint32_t sc = kb | j;
+                WG("16", "13", "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1, 0;\n\t}"
+                   : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+                   : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(db), "r"(sc));
+            }
+        asm volatile("wgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;" ::: "memory");
+        for (uint32_t i = 0; i < 8; i++) {
             const uint32_t r = 16u * wi + l / 4u + 8u * ((i / 2u) % 2u), b = 8u * (i / 4u) + 2u * (l % 4u) + (i % 2u);
             out[b * 64u + r] = d[i];
         }
@@ -152,8 +174,8 @@ int main()
                     v = __float2bfloat16_rn(draw(wide));
                 CK(cudaMemcpy(d_x, x.data(), x.size() * 2, cudaMemcpyHostToDevice));
                 CK(cudaMemcpy(d_w, w.data(), w.size() * 2, cudaMemcpyHostToDevice));
-                std::vector<float> r[3];
-                for (int f = 0; f < 3; f++) {
+                std::vector<float> r[4];
+                for (int f = 0; f < 4; f++) {
                     CK(cudaMemset(d_out, 0xFF, 16 * 64 * 4));
                     k_form<<<1, 128, 16 * 8192 + 16 * 2048 + 8192 + 1024>>>(d_x, d_w, k, f, d_out);
                     CK(cudaGetLastError());
@@ -161,11 +183,12 @@ int main()
                     r[f].resize(16 * 64);
                     CK(cudaMemcpy(r[f].data(), d_out, 16 * 64 * 4, cudaMemcpyDeviceToHost));
                 }
-                int diff01 = 0, diff02 = 0, nan = 0;
+                int diff01 = 0, diff02 = 0, diff03 = 0, nan = 0;
                 double maxrel = 0;
                 for (int i = 0; i < 16 * 64; i++) {
                     diff01 += memcmp(&r[0][i], &r[1][i], 4) != 0;
                     diff02 += memcmp(&r[0][i], &r[2][i], 4) != 0;
+                    diff03 += memcmp(&r[0][i], &r[3][i], 4) != 0;
                     nan += r[0][i] != r[0][i] || r[1][i] != r[1][i];
                     // the same dot product in double, as a check that every form computed it at all
                     const int b = i / 64, c = i % 64;
@@ -176,11 +199,11 @@ int main()
                     }
                     maxrel = fmax(maxrel, fabs(r[1][i] - s) / (a > 0 ? a : 1));
                 }
-                all_same &= diff01 == 0 && diff02 == 0 && nan == 0;
+                all_same &= diff01 == 0 && diff02 == 0 && diff03 == 0 && nan == 0;
                 printf("K %4u %s trial %d: elements differing, m64n16 (weights as A) vs m64n32 (batch as A) %4d, vs "
-                       "m64n64 %4d; NaN %d; largest |m64n32 - fp64| / sum|products| %.2e\n",
-                       k, wide ? "wide exponents" : "[-1, 1)       ", trial, diff01, diff02, nan, maxrel);
+                       "m64n64 %4d, vs m64n16 with A in registers %4d; NaN %d; largest |m64n32 - fp64| / sum|products| %.2e\n",
+                       k, wide ? "wide exponents" : "[-1, 1)       ", trial, diff01, diff02, diff03, nan, maxrel);
             }
-    printf("%s\n", all_same ? "all three forms bit-identical on every draw" : "THE FORMS DIFFER");
+    printf("%s\n", all_same ? "all four forms bit-identical on every draw" : "THE FORMS DIFFER");
     return 0;
 }
