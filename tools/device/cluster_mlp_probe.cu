@@ -560,44 +560,44 @@ __global__ void __launch_bounds__(256, 1) k_mlp(const __grid_constant__ args a)
             if (head8) {
                 head_split8(a, sm, base, c, t, nt, wg, tw, s, par, bias, bar_h2, bar_red);
             } else {
-            if (wg == 0) {
-                if (a.acc4)
-                    layer_mma4(d, base + O_W3, base + O_X2, 1);
-                else
-                    layer_mma(d, base + O_W3, base + O_X2, 1);
+                if (wg == 0) {
+                    if (a.acc4)
+                        layer_mma4(d, base + O_W3, base + O_X2, 1);
+                    else
+                        layer_mma(d, base + O_W3, base + O_X2, 1);
+                    if (t == 0)
+                        stamp(a, s, c, 10);
+                    put_partial(d, sm + O_PS, tw);
+                }
+                fence_async_smem();
+                __syncthreads();
                 if (t == 0)
-                    stamp(a, s, c, 10);
-                put_partial(d, sm + O_PS, tw);
-            }
-            fence_async_smem();
-            __syncthreads();
-            if (t == 0)
-                stamp(a, s, c, 11);
-            if (a.xmode == 0) {
-                if (t < CL) {
-                    const uint32_t p = (c + t) % CL;
-                    bulk_s2c(mapa(base + O_PR + c * 256u, p), base + O_PS + p * 256u, 256u, mapa(bar_red, p));
+                    stamp(a, s, c, 11);
+                if (a.xmode == 0) {
+                    if (t < CL) {
+                        const uint32_t p = (c + t) % CL;
+                        bulk_s2c(mapa(base + O_PR + c * 256u, p), base + O_PS + p * 256u, 256u, mapa(bar_red, p));
+                    }
+                } else {
+                    for (uint32_t q = t; q < 256u; q += nt) { // 16 bytes of peer q / 16's piece
+                        const uint32_t p = q / 16u;
+                        const uint4 v = *(const uint4 *)(sm + O_PS + q * 16u);
+                        st_async16(mapa(base + O_PR + c * 256u + (q % 16u) * 16u, p), v, mapa(bar_red, p));
+                    }
                 }
-            } else {
-                for (uint32_t q = t; q < 256u; q += nt) { // 16 bytes of peer q / 16's piece
-                    const uint32_t p = q / 16u;
-                    const uint4 v = *(const uint4 *)(sm + O_PS + q * 16u);
-                    st_async16(mapa(base + O_PR + c * 256u + (q % 16u) * 16u, p), v, mapa(bar_red, p));
-                }
-            }
-            if (t == 0)
-                stamp(a, s, c, 5);
-            wait_cl(bar_red, par);
-            if (t == 0)
-                stamp(a, s, c, 6);
-            if (t < 64) {
-                const uint32_t q = t / 16u, b = t % 16u;
-                float v = 0.0f;
+                if (t == 0)
+                    stamp(a, s, c, 5);
+                wait_cl(bar_red, par);
+                if (t == 0)
+                    stamp(a, s, c, 6);
+                if (t < 64) {
+                    const uint32_t q = t / 16u, b = t % 16u;
+                    float v = 0.0f;
 #pragma unroll
-                for (uint32_t src = 0; src < CL; src++)
-                    v += *(const float *)(sm + O_PR + src * 256u + q * 64u + b * 4u);
-                a.out[b * N3 + 4u * c + q] = v + bias[128 + q];
-            }
+                    for (uint32_t src = 0; src < CL; src++)
+                        v += *(const float *)(sm + O_PR + src * 256u + q * 64u + b * 4u);
+                    a.out[b * N3 + 4u * c + q] = v + bias[128 + q];
+                }
             }
         }
         __syncthreads();
