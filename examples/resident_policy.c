@@ -6,15 +6,20 @@
  * action. It checks the actions against an fp64 CPU reference, then reports
  * the step latency.
  *
- *   build/bin/resident_policy [--steps N] [--cpu C] [--io zerocopy|memcpy]
+ *   build/bin/resident_policy [--steps N] [--cpu C] [--io direct|zerocopy|memcpy]
  *                             [--config NAME] [--spin-ns NS] [--hold S]
  *
  * --config names the one GEMM configuration of every layer (default
  * sm90_gemv: the GEMV kernel, the fastest resident step for a batch of 16;
  * sm90_64x32 runs whole narrow tiles on fewer SMs).
- * --io zerocopy (default): the executor's kernel copies the observation in
- * and the action out itself. --io memcpy: the plans' device buffers, filled
- * and read with bc_memcpy_htod / bc_memcpy_dtoh around each step.
+ * --io direct (default): the executor's kernel copies the observation in
+ * itself, and the last layer writes the action straight into pinned host
+ * memory (its D is there: no copy out, no barrier before it). --io
+ * zerocopy: the kernel copies the observation in and the action out
+ * itself. --io memcpy: the plans' device buffers, filled
+ * and read with bc_memcpy_htod / bc_memcpy_dtoh around each step. The
+ * latency reported runs from the observation's write into the pinned
+ * buffer to the action's read out of it.
  * --spin-ns sets how long the idle kernel polls without sleeping after a
  * step (default 1 ms); --hold S keeps the executor running idle S seconds
  * after the last step (for power measurements), then stops it.
@@ -84,10 +89,16 @@ typedef struct policy {
     bc_gemm_plan *plan[LAYERS];
 } policy;
 
-static void build(bc_device *dev, policy *p, const char *config)
+/* out: where the last layer writes its action (device memory, or pinned host memory that the
+ * kernel's stores reach directly) */
+static void build(bc_device *dev, policy *p, const char *config, bc_devptr out)
 {
-    for (int l = 0; l <= LAYERS; l++)
+    for (int l = 0; l < LAYERS; l++)
         CHECK(bc_mem_alloc(dev, (size_t)BATCH * width[l] * 2, &p->act[l]));
+    if (out)
+        p->act[LAYERS] = out;
+    else
+        CHECK(bc_mem_alloc(dev, (size_t)BATCH * width[LAYERS] * 2, &p->act[LAYERS]));
     for (int l = 0; l < LAYERS; l++) {
         const size_t nw = (size_t)width[l + 1] * width[l];
         p->w[l] = malloc(nw * 2), p->b[l] = malloc((size_t)width[l + 1] * 2);
@@ -154,7 +165,7 @@ static double pct(const uint64_t *sorted, int n, double p) /* nearest rank, us *
 
 int main(int argc, char **argv)
 {
-    int steps = 10000, cpu = -1, zerocopy = 1, hold = 0;
+    int steps = 10000, cpu = -1, zerocopy = 1, direct = 1, hold = 0;
     long long spin_ns = -1;
     const char *config = "sm90_gemv";
     for (int i = 1; i < argc; i++) {
@@ -163,9 +174,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--cpu") && i + 1 < argc)
             cpu = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--io") && i + 1 < argc && !strcmp(argv[i + 1], "memcpy"))
-            zerocopy = 0, i++;
+            zerocopy = 0, direct = 0, i++;
         else if (!strcmp(argv[i], "--io") && i + 1 < argc && !strcmp(argv[i + 1], "zerocopy"))
-            zerocopy = 1, i++;
+            zerocopy = 1, direct = 0, i++;
+        else if (!strcmp(argv[i], "--io") && i + 1 < argc && !strcmp(argv[i + 1], "direct"))
+            zerocopy = 1, direct = 1, i++;
         else if (!strcmp(argv[i], "--config") && i + 1 < argc)
             config = argv[++i];
         else if (!strcmp(argv[i], "--spin-ns") && i + 1 < argc)
@@ -173,7 +186,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--hold") && i + 1 < argc)
             hold = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: resident_policy [--steps N] [--cpu C] [--io zerocopy|memcpy] [--config NAME] "
+            fprintf(stderr, "usage: resident_policy [--steps N] [--cpu C] [--io direct|zerocopy|memcpy] [--config NAME] "
                             "[--spin-ns NS] [--hold S]\n");
             return 2;
         }
@@ -194,14 +207,14 @@ int main(int argc, char **argv)
     CHECK(bc_device_open(&dcfg, &dev));
     bc_stream *s;
     CHECK(bc_stream_create(dev, 0, &s, NULL));
-    policy p;
-    memset(&p, 0, sizeof p);
-    build(dev, &p, config);
-
     const size_t obs_bytes = (size_t)BATCH * width[0] * 2, act_bytes = (size_t)BATCH * width[LAYERS] * 2;
     uint16_t *obs, *action; /* pinned, mapped: the kernel reads and writes them in zero-copy mode */
     CHECK(bc_host_alloc(dev, obs_bytes, (void **)&obs));
     CHECK(bc_host_alloc(dev, act_bytes, (void **)&action));
+    policy p;
+    memset(&p, 0, sizeof p);
+    build(dev, &p, config, direct ? (bc_devptr)(uintptr_t)action : 0);
+
     bc_resident_config cfg;
     bc_resident_config_default(&cfg);
     if (spin_ns >= 0)
@@ -209,7 +222,8 @@ int main(int argc, char **argv)
     const bc_resident_copy in = {obs, p.act[0], obs_bytes}, out = {action, p.act[LAYERS], act_bytes};
     if (zerocopy) {
         cfg.inputs = &in, cfg.input_count = 1;
-        cfg.outputs = &out, cfg.output_count = 1;
+        if (!direct)
+            cfg.outputs = &out, cfg.output_count = 1;
     }
     bc_resident *res;
     CHECK(bc_resident_create(dev, (const bc_gemm_plan *const *)p.plan, LAYERS, &cfg, &res));
@@ -219,21 +233,25 @@ int main(int argc, char **argv)
 
     uint64_t *ns = malloc((size_t)steps * sizeof *ns);
     double worst = 0.0;
+    uint16_t *next = malloc(obs_bytes), *seen = malloc(act_bytes); /* the sensor's batch, the actuator's copy */
     for (int i = -100; i < steps; i++) { /* 100 warm-up steps */
-        for (int j = 0; j < BATCH * width[0]; j++) /* the next observation */
-            obs[j] = to_bf16((float)uniform());
-        const uint64_t t0 = now_ns();
+        for (int j = 0; j < BATCH * width[0]; j++) /* the next observation, as a sensor would deliver it */
+            next[j] = to_bf16((float)uniform());
+        const uint64_t t0 = now_ns(); /* timed: the observation's write to the action's read */
+        memcpy(obs, next, obs_bytes);
         if (!zerocopy)
             CHECK(bc_memcpy_htod(dev, p.act[0], obs, obs_bytes));
         CHECK(bc_resident_step(res, 1000000000ull)); /* bounded: 1 s */
         if (!zerocopy)
             CHECK(bc_memcpy_dtoh(dev, action, p.act[LAYERS], act_bytes));
+        memcpy(seen, action, act_bytes);
         const uint64_t t1 = now_ns();
         if (i >= 0)
             ns[i] = t1 - t0;
         if (i < 0 || i % 1000 == 0) /* checking is slow: a sample of the steps */
-            worst = fmax(worst, check(&p, obs, action));
+            worst = fmax(worst, check(&p, obs, seen));
     }
+    free(next), free(seen);
     if (hold > 0) { /* idle, the kernel resident: it backs off after spin_ns */
         printf("holding the executor idle for %d s\n", hold);
         fflush(stdout);
@@ -244,9 +262,11 @@ int main(int argc, char **argv)
     qsort(ns, (size_t)steps, sizeof *ns, cmp_u64);
     printf("resident policy %dx%d-%d-%d-%d, %s I/O, %u SMs held (plans %s, resident kernel %s): %d steps, thread "
            "%s\n",
-           BATCH, width[0], width[1], width[2], width[3], zerocopy ? "zero-copy" : "bc_memcpy", info.sm_count, config,
+           BATCH, width[0], width[1], width[2], width[3],
+           direct ? "zero-copy (action written by the last layer)" : zerocopy ? "zero-copy" : "bc_memcpy", info.sm_count,
+           config,
            info.config, steps, cpu >= 0 ? "pinned" : "not pinned");
-    printf("  step latency, host write -> action seen: p50 %.2f us, p99 %.2f us, p99.9 %.2f us, max %.2f us\n",
+    printf("  step latency, observation written -> action read: p50 %.2f us, p99 %.2f us, p99.9 %.2f us, max %.2f us\n",
            pct(ns, steps, 50), pct(ns, steps, 99), pct(ns, steps, 99.9), ns[steps - 1] / 1e3);
     const int ok = worst < 2e-2; /* bf16 hidden layers and outputs: a few ulps of the action's scale */
     printf("  actions against the fp64 reference: largest error %.2e of the action scale: %s\n", worst,
