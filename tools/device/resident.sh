@@ -50,7 +50,7 @@ for w in "mlp --mlp 16:256,1024,1024,64" "gemm --shape 128x2048x2048"; do
 done
 
 # ---- the example and its PyTorch CUDA-graph twin, timed the same way
-for io in zerocopy memcpy; do
+for io in direct zerocopy memcpy; do
   timeout 120 build/bin/resident_policy --cpu "$CPU" --io $io > "$L/policy_$io.txt" 2>&1; echo "resident_policy --io $io rc=$?"
   cat "$L/policy_$io.txt"
 done
