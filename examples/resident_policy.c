@@ -208,7 +208,7 @@ int main(int argc, char **argv)
     bc_stream *s;
     CHECK(bc_stream_create(dev, 0, &s, NULL));
     const size_t obs_bytes = (size_t)BATCH * width[0] * 2, act_bytes = (size_t)BATCH * width[LAYERS] * 2;
-    uint16_t *obs, *action; /* pinned, mapped: the kernel reads and writes them in zero-copy mode */
+    uint16_t *obs, *action; /* pinned, mapped: the kernel reads and writes them in the zero-copy modes */
     CHECK(bc_host_alloc(dev, obs_bytes, (void **)&obs));
     CHECK(bc_host_alloc(dev, act_bytes, (void **)&action));
     policy p;
@@ -234,6 +234,10 @@ int main(int argc, char **argv)
     uint64_t *ns = malloc((size_t)steps * sizeof *ns);
     double worst = 0.0;
     uint16_t *next = malloc(obs_bytes), *seen = malloc(act_bytes); /* the sensor's batch, the actuator's copy */
+    if (ns == NULL || next == NULL || seen == NULL) {
+        fprintf(stderr, "resident_policy: out of host memory\n");
+        return 1;
+    }
     for (int i = -100; i < steps; i++) { /* 100 warm-up steps */
         for (int j = 0; j < BATCH * width[0]; j++) /* the next observation, as a sensor would deliver it */
             next[j] = to_bf16((float)uniform());
