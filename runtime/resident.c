@@ -156,6 +156,11 @@ bc_status bc_resident_start(bc_resident *res, bc_stream *stream)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_resident_start", "the executor is already running");
     if (BC_STREAM_ON(stream, res->dev, "the executor"))
         return BC_ERR_INVALID_ARGUMENT;
+    if (stream->handle == NULL || stream->handle == CU_STREAM_LEGACY || stream->handle == CU_STREAM_PER_THREAD)
+        return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "stream",
+                       "a default stream (legacy or per-thread) is shared: the kernel would hold back all other "
+                       "work on it until stopped, and two executors could not tell their streams apart; give "
+                       "the executor a created stream");
     for (const bc__link *l = res->dev->residents.next; l != &res->dev->residents; l = l->next) {
         const bc_resident *o = (const bc_resident *)l; /* link is the first member */
         if (o != res && o->running && o->stream != NULL && o->stream->handle == stream->handle)
@@ -319,10 +324,13 @@ static void destroy_within(bc_resident *res, uint64_t bound_ns)
 {
     if (res == NULL)
         return;
-    if (res->running && stop_kernel(res, bound_ns, 1) == BC_ERR_TIMEOUT) {
-        /* still running: its memory stays (the pools go with the device),
-         * and closing the device leaves the kernel to the context's end.
-         * (A query that kept failing says nothing; the memory is freed.) */
+    const bc_status st = res->running ? stop_kernel(res, bound_ns, 1) : BC_OK;
+    if (st != BC_OK && st != BC_ERR_DEVICE_LOST) {
+        /* still running, or not known to have ended (a query that kept
+         * failing): its program and doorbell stay allocated (the pools go
+         * with the device), so no later allocation can hand them out under
+         * the kernel, and closing the device leaves the kernel to the
+         * context's end */
         res->dev->abandoned_kernels++;
     } else {
         bc_mem_free(res->dev, res->program);

@@ -29,8 +29,10 @@ typedef struct bc__resident_prog {
  * in order (inputs, plans, outputs), each flagged `barrier` when it reads or
  * writes memory that an operation of the current phase writes, or writes
  * memory it reads; the phases' work-item lists and the split-K counters and
- * partial slots. Driver calls: the host copies'
- * device addresses. */
+ * partial slots. Driver calls: the host copies' device addresses
+ * (cuMemHostGetDevicePointer), a copy's device side outside the pools
+ * (cuPointerGetAttributes), and the tensor maps of multicast plans
+ * (cuTensorMapEncodeTiled). */
 bc_status bc__resident_build(bc_device *dev, const bc_gemm_plan *const *plans, int count, const bc_resident_config *cfg,
                              bc__resident_prog *out);
 

@@ -198,15 +198,22 @@ static bc_status fits_kernel(const bc_gemm_plan *const *plans, int i, uint32_t k
     return BC_OK;
 }
 
-/* One copy: alignment, a host side inside one live block of the device's
- * pinned pool (mapped into the device's address space), and a device side
- * this device's kernels can address, its bytes inside one block or
- * allocation. */
+/* One copy: both sides given, alignment, a host side inside one live block
+ * of the device's pinned pool (mapped into the device's address space), a
+ * device side this device's kernels can address, its bytes inside one
+ * block or allocation, and the two sides apart (the pieces are copied by
+ * every thread at once, so an overlap would make the bytes depend on
+ * timing). */
 static bc_status copy_op(bc_device *dev, const bc_resident_copy *cp, const char *what, uint32_t i, int to_host,
                          bc_resident_op *op, access *acc)
 {
     const uint64_t h = (uint64_t)(uintptr_t)cp->host, lo = (uint64_t)(uintptr_t)dev->host_arena;
-    if (cp->bytes < 16 || cp->bytes % 16 || h % 16 || cp->dev % 16 || cp->dev == 0)
+    if (cp->host == NULL || cp->dev == 0)
+        return BC_FAIL(BC_ERR_NULL_POINTER, what, "%s[%u]: host %p, device 0x%llx: both sides are needed", what, i,
+                       cp->host, (unsigned long long)cp->dev);
+    if (cp->bytes == 0)
+        return BC_FAIL(BC_ERR_BAD_SIZE, what, "%s[%u]: 0 bytes", what, i);
+    if (cp->bytes < 16 || cp->bytes % 16 || h % 16 || cp->dev % 16)
         return BC_FAIL(BC_ERR_MISALIGNED, what,
                        "%s[%u]: host %p, device 0x%llx, %zu bytes: both 16-byte aligned, a multiple of 16 bytes",
                        what, i, cp->host, (unsigned long long)cp->dev, cp->bytes);
@@ -225,12 +232,16 @@ static bc_status copy_op(bc_device *dev, const bc_resident_copy *cp, const char 
     st = BC_CU(cuMemHostGetDevicePointer, &mapped, cp->host, 0);
     if (st)
         return st;
+    const span hs = {(uint64_t)mapped, (uint64_t)mapped + cp->bytes}, ds = {cp->dev, cp->dev + cp->bytes};
+    const span hh = {h, h + cp->bytes}; /* the host address, where it differs from the mapped one */
+    if (overlap(hs, ds) || overlap(hh, ds))
+        return BC_FAIL(BC_ERR_OVERLAP, what, "%s[%u]: host %p and device 0x%llx overlap (%zu bytes)", what, i,
+                       cp->host, (unsigned long long)cp->dev, cp->bytes);
     memset(op, 0, sizeof *op);
     op->x.kind = BC_RESIDENT_OP_COPY;
     op->x.d = to_host ? (uint64_t)mapped : cp->dev;
     op->x.c = to_host ? cp->dev : (uint64_t)mapped;
     op->x.bias = cp->bytes;
-    const span hs = {(uint64_t)mapped, (uint64_t)mapped + cp->bytes}, ds = {cp->dev, cp->dev + cp->bytes};
     memset(acc, 0, sizeof *acc);
     acc->rd[acc->nrd++] = to_host ? ds : hs;
     acc->wr = to_host ? hs : ds;
@@ -333,8 +344,14 @@ bc_status bc__resident_build(bc_device *dev, const bc_gemm_plan *const *plans, i
     uint32_t k = 0, k0 = GEMV_ENTRY; /* the executor's kernel: the first tile plan's, else the GEMV plans' */
     int first = -1, gemv = -1;
     bc_status st = BC_OK;
-    for (uint32_t i = 0; i < cfg->input_count && !st; i++, out->count++)
+    for (uint32_t i = 0; i < cfg->input_count && !st; i++, out->count++) {
         st = copy_op(dev, &cfg->inputs[i], "inputs", i, 0, &out->ops[out->count], &acc[out->count]);
+        /* a device side outside the device arena may be host memory (registered or mapped): released at
+         * system scope, as a plan's D there */
+        const span w = acc[out->count].wr;
+        if (!st && (!bc__tlsf_contains(dev->dev_pool, w.lo) || !bc__tlsf_contains(dev->dev_pool, w.hi - 1)))
+            out->sys_release = 1;
+    }
     for (int i = 0; i < count && !st; i++, out->count++) {
         st = check_plan(dev, plans[i], i, &k);
         if (!st)

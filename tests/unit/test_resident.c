@@ -548,6 +548,54 @@ static void test_one_executor_a_stream(void **state)
     bc_device_close(e.dev);
 }
 
+/* The default streams are shared, and their handles name no one stream
+ * (NULL and CU_STREAM_LEGACY are the same legacy stream; CU_STREAM_PER_THREAD
+ * is each thread's own): an executor is refused on any of them. */
+static void test_no_default_stream(void **state)
+{
+    env e;
+    env_open(&e);
+    make_plans(&e);
+    bc_resident *res = NULL;
+    assert_ok(bc_resident_create(e.dev, plans_of(&e), LAYERS, NULL, &res));
+    const CUstream pseudo[] = {NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD};
+    for (int i = 0; i < 3; i++) {
+        bc_stream *w = NULL;
+        assert_ok(bc_stream_wrap(e.dev, pseudo[i], &w));
+        assert_status(bc_resident_start(res, w), BC_ERR_INVALID_ARGUMENT);
+        ft_assert_last(BC_ERR_INVALID_ARGUMENT, "stream", 0);
+        bc_stream_destroy(w);
+    }
+    assert_ok(bc_resident_start(res, e.s)); /* a created stream: fine */
+    assert_ok(bc_resident_stop(res, SEC));
+    bc_device_close(e.dev);
+}
+
+/* A destroy whose stream queries keep failing cannot know that the kernel
+ * ended: the executor's program and doorbell stay allocated (no later
+ * allocation is handed them under the kernel), and closing the device
+ * leaves it to the process, as for a kernel that does not stop. */
+static void test_destroy_unanswered_query(void **state)
+{
+    env e;
+    bc_resident *res = started_mlp(&e);
+    assert_ok(bc_resident_step(res, 5 * SEC));
+    fake_set_resident_stall(1);
+    fake_fail_entry(FAKE_E_cuStreamQuery, 1, CUDA_ERROR_INVALID_HANDLE, 1);
+    bc_resident_destroy(res);
+    fake_fail_clear();
+    assert_int_equal(e.dev->abandoned_kernels, 1);
+    assert_int_equal(fake_resident_misuse(), 0);
+    fake_live_counts c;
+    fake_live(&c);
+    assert_int_equal(c.residents, 1); /* still running */
+    bc_device_close(e.dev);           /* abandoned: nothing freed under the kernel */
+    assert_int_equal(fake_resident_misuse(), 0);
+    fake_set_resident_stall(0);
+    bc__driver_release(); /* test cleanup: the abandoned device kept its driver reference */
+    fake_reset();
+}
+
 /* After a stop saw the kernel fault, a wait for the step it never finished
  * says so at once instead of spending its bound. */
 static void test_wait_after_fault(void **state)
@@ -587,6 +635,18 @@ static void test_plan_writing_host_memory(void **state)
     bc_gemm_plan *pl = NULL;
     assert_ok(bc_gemm_plan_create(e.dev, &d, &pl));
     assert_ok(bc_resident_create(e.dev, (const bc_gemm_plan *const *)&pl, 1, NULL, &res));
+    assert_ok(bc_resident_start(res, e.s));
+    program_of(fake_last_launch(), &p);
+    assert_int_equal(p.sys_release, 1);
+    assert_ok(bc_resident_stop(res, SEC));
+    /* an input copy whose device side is host memory (another pinned block): the same */
+    void *staging = NULL;
+    assert_ok(bc_host_alloc(e.dev, 4096, &staging));
+    const bc_resident_copy in = {e.host_in, (bc_devptr)(uintptr_t)staging, 4096};
+    bc_resident_config rc;
+    bc_resident_config_default(&rc);
+    rc.inputs = &in, rc.input_count = 1;
+    assert_ok(bc_resident_create(e.dev, plans_of(&e), LAYERS, &rc, &res));
     assert_ok(bc_resident_start(res, e.s));
     program_of(fake_last_launch(), &p);
     assert_int_equal(p.sys_release, 1);
@@ -671,7 +731,8 @@ int main(void)
         ft_test(test_close_timeout_stops_it), ft_test(test_close_timeout_after_abandoned_destroy),
         ft_test(test_close_timeout_hung_kernel), ft_test(test_one_executor_a_stream),
         ft_test(test_wait_after_fault),  ft_test(test_plan_writing_host_memory), ft_test(test_needs_the_host_pool),
-        ft_test(test_emulator_honours_pitches),
+        ft_test(test_emulator_honours_pitches), ft_test(test_no_default_stream),
+        ft_test(test_destroy_unanswered_query),
     };
     return cmocka_run_group_tests_name("resident", tests, NULL, NULL);
 }

@@ -186,7 +186,20 @@ static void test_create_rejects(void **state)
     expect_reject(&e, plans_of(&e), LAYERS, &c, BC_ERR_WRONG_DEVICE, "inputs");
     c = io_config(&e, &in, &out);
     out.dev = 0;
-    expect_reject(&e, plans_of(&e), LAYERS, &c, BC_ERR_MISALIGNED, "outputs");
+    expect_reject(&e, plans_of(&e), LAYERS, &c, BC_ERR_NULL_POINTER, "outputs");
+    c = io_config(&e, &in, &out);
+    in.host = NULL;
+    expect_reject(&e, plans_of(&e), LAYERS, &c, BC_ERR_NULL_POINTER, "inputs");
+    c = io_config(&e, &in, &out);
+    in.bytes = 0;
+    expect_reject(&e, plans_of(&e), LAYERS, &c, BC_ERR_BAD_SIZE, "inputs");
+    /* the two sides of a copy apart: a device side inside the host side (pinned memory is addressable),
+     * or the same bytes */
+    c = io_config(&e, &in, &out);
+    in = (bc_resident_copy){e.host_in, (bc_devptr)(uintptr_t)e.host_in + 16, 64};
+    expect_reject(&e, plans_of(&e), LAYERS, &c, BC_ERR_OVERLAP, "inputs");
+    in = (bc_resident_copy){e.host_in, (bc_devptr)(uintptr_t)e.host_in, 64};
+    expect_reject(&e, plans_of(&e), LAYERS, &c, BC_ERR_OVERLAP, "inputs");
     /* each side within one live block or allocation, as a plan's operands: past the host block, past the
      * device block, a device address that is no memory */
     c = io_config(&e, &in, &out);

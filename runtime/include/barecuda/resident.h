@@ -75,20 +75,27 @@ bc_status bc_resident_config_default(bc_resident_config *out_cfg);
  * (the defaults). BC_ERR_NO_KERNEL_FOR_DEVICE when the device was opened
  * without BC_KERNELS_RESIDENT in bc_device_config.kernel_groups (the
  * executor's kernels are resolved at open only when asked for).
- * BC_ERR_LAUNCH_CONFIG when the device cannot keep
- * cfg->sm_count CTAs resident at once; BC_ERR_NOT_SUPPORTED without
- * cooperative launch; BC_ERR_INVALID_ARGUMENT naming host_arena_bytes on a
- * device opened without a pinned host pool. A plan whose D lies outside
- * the device arena (it may be host memory) makes the kernel release each
- * step's completion at system scope, as an output copy does. Nothing is
- * launched. On failure *out_res is untouched and nothing is leaked. */
+ * BC_ERR_INVALID_ARGUMENT for a cfg->sm_count above the device's SMs or a
+ * cfg->max_sleep_ns above 1 ms; BC_ERR_LAUNCH_CONFIG when the device cannot
+ * keep the CTAs resident at once; BC_ERR_NOT_SUPPORTED without cooperative
+ * launch; BC_ERR_INVALID_ARGUMENT naming host_arena_bytes on a device opened
+ * without a pinned host pool. Each copy is checked as a plan's operands
+ * are: BC_ERR_NULL_POINTER for a NULL side, BC_ERR_BAD_SIZE for 0 bytes,
+ * BC_ERR_MISALIGNED, BC_ERR_OUT_OF_BOUNDS, BC_ERR_WRONG_DEVICE, and
+ * BC_ERR_OVERLAP when its two sides overlap. A plan whose D, or an input
+ * copy whose device side, lies outside the device arena (it may be host
+ * memory) makes the kernel release each step's completion at system
+ * scope, as an output copy does. Nothing is launched. On failure *out_res
+ * is untouched and nothing is leaked. */
 bc_status bc_resident_create(bc_device *dev, const bc_gemm_plan *const *plans, int count,
                              const bc_resident_config *cfg, bc_resident **out_res);
 
 /* Contract: launches the persistent kernel on `stream` (which it occupies
  * until bc_resident_stop; the stream must outlive the run), cooperatively,
  * cfg.sm_count CTAs. BC_ERR_INVALID_ARGUMENT if already started, if the
- * stream belongs to another device, or if another running executor holds
+ * stream belongs to another device, if it wraps a default stream (NULL,
+ * CU_STREAM_LEGACY or CU_STREAM_PER_THREAD: shared, and the kernel would
+ * hold back all other work on it), or if another running executor holds
  * it (each executor needs its own stream). A stopped executor may be
  * started again; step numbering continues. */
 bc_status bc_resident_start(bc_resident *res, bc_stream *stream);
@@ -143,9 +150,10 @@ typedef struct bc_resident_info {
 bc_status bc_resident_query(const bc_resident *res, bc_resident_info *out_info);
 
 /* Contract: stops the kernel if it runs (bounded as bc_resident_stop, for
- * BC_RESIDENT_STOP_BOUND_NS), frees everything. A kernel that did not stop
- * keeps its memory, and bc_device_close then abandons the device (see its
- * contract) rather than wait for the kernel.
+ * BC_RESIDENT_STOP_BOUND_NS), frees everything. A kernel that did not stop,
+ * or whose end the driver would not confirm (its stream's queries kept
+ * failing), keeps its memory, and bc_device_close then abandons the device
+ * (see its contract) rather than wait for the kernel.
  * NULL is a no-op. */
 void bc_resident_destroy(bc_resident *res);
 
