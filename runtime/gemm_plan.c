@@ -345,12 +345,14 @@ static bc_status take_stream_k(bc_gemm_plan *pl, const bc_sk *sk)
         return BC_FAIL(BC_ERR_OUT_OF_HOST_MEMORY, "calloc", "cannot allocate %zu bytes of stream-K counters", ctr_bytes);
     bc_devptr ws = 0;
     bc_status st = bc_mem_alloc(pl->dev, (size_t)slots + ctr_bytes, &ws);
-    if (st) {
+    if (st == BC_ERR_POOL_EXHAUSTED || st == BC_ERR_BAD_SIZE) {
         st = BC_FAIL(st, "stream_k",
                      "the stream-K workspace (%llu bytes) does not fit the device arena; stream_k = 0 needs none",
                      (unsigned long long)(slots + ctr_bytes));
         goto out;
     }
+    if (st) /* bc_mem_alloc's own error (a full block table, a lost device) stands */
+        goto out;
     st = bc_memcpy_htod(pl->dev, ws + slots, zero, ctr_bytes);
     if (st) {
         bc_mem_free(pl->dev, ws);

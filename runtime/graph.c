@@ -191,6 +191,8 @@ bc_status bc_graph_create_nodes(bc_stream *stream, const bc_graph_node *nodes, i
     if (stream == NULL || nodes == NULL || out_graph == NULL || count < 1 || count > MAX_NODES)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_graph_create_nodes",
                        "stream, nodes or out_graph is NULL, or count %d outside [1, %d]", count, MAX_NODES);
+    if (bc__dev_lost(stream->dev))
+        return BC_LOST_FAIL("bc_graph_create_nodes");
     launch_view *v = calloc((size_t)count, sizeof *v);
     bc_graph *g = calloc(1, sizeof *g + (size_t)count * sizeof(gnode));
     bc_status st = BC_OK;
@@ -260,6 +262,8 @@ bc_status bc_graph_update_node(bc_graph *graph, int index, const bc_graph_node *
     if (graph == NULL || node == NULL || index < 0 || index >= graph->count)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_graph_update_node",
                        "graph or node is NULL, or index %d outside [0, %d)", index, graph ? graph->count : 0);
+    if (bc__dev_lost(graph->dev))
+        return BC_LOST_FAIL("bc_graph_update_node");
     launch_view v;
     bc_status st = view_of(node, index, &v);
     if (st)

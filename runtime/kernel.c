@@ -115,6 +115,8 @@ bc_status bc_kernel_get(bc_module *mod, const char *name, bc_kernel **out_kernel
 {
     if (mod == NULL || name == NULL || out_kernel == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_kernel_get", "mod, name or out_kernel is NULL");
+    if (bc__dev_lost(mod->dev))
+        return BC_LOST_FAIL("bc_kernel_get");
     return bc__kernel_resolve(mod, name, 1, out_kernel);
 }
 

@@ -254,6 +254,8 @@ bc_status bc_kernel_plan_create(bc_kernel *kernel, const bc_kernel_plan_desc *de
     if (!kernel->described)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_kernel_plan_create",
                        "kernel %s was not resolved by bc_kernel_get", kernel->name);
+    if (bc__dev_lost(kernel->mod->dev))
+        return BC_LOST_FAIL("bc_kernel_plan_create");
     const uint32_t g[3] = {one(desc->grid[0]), one(desc->grid[1]), one(desc->grid[2])};
     const uint32_t b[3] = {one(desc->block[0]), one(desc->block[1]), one(desc->block[2])};
     const uint32_t c[3] = {one(desc->cluster[0]), one(desc->cluster[1]), one(desc->cluster[2])};
@@ -299,6 +301,8 @@ bc_status bc_kernel_plan_set_param(bc_kernel_plan *plan, int index, const void *
     if (size != plan->size[index])
         return BC_FAIL(BC_ERR_PARAM_MISMATCH, "params", "kernel %s: parameter %d is %u bytes; %u given",
                        plan->kernel->name, index, plan->size[index], size);
+    if (bc__dev_lost(plan->dev))
+        return BC_LOST_FAIL("bc_kernel_plan_set_param");
     bc_status st = check_buffer_param(plan->kernel, index, value, size, plan->extent[index]);
     if (st)
         return st;

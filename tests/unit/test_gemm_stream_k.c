@@ -188,6 +188,22 @@ static void test_stream_k_plan(void **state)
     assert_ok(bc_mem_free(e.dev, fill));
     assert_ok(bc_pool_get_stats(e.dev, BC_POOL_DEVICE, &after));
     assert_int_equal(after.bytes_in_use, before.bytes_in_use);
+    /* a full block table with room to spare is reported as what it is, not as a workspace too large */
+    enum { MOST = 100000 };
+    bc_devptr *blocks = calloc(MOST, sizeof *blocks);
+    assert_non_null(blocks);
+    int nb = 0;
+    bc_status full = BC_OK;
+    while (nb < MOST && (full = bc_mem_alloc(e.dev, 256, &blocks[nb])) == BC_OK)
+        nb++;
+    assert_int_equal(full, BC_ERR_TOO_MANY_BLOCKS);
+    expect_reject(&e, &d, BC_ERR_TOO_MANY_BLOCKS, "bc__tlsf_alloc");
+    bc_error_detail det;
+    bc_last_error(&det);
+    assert_null(strstr(det.message, "does not fit"));
+    for (int i = 0; i < nb; i++)
+        assert_ok(bc_mem_free(e.dev, blocks[i]));
+    free(blocks);
     env_close(&e);
 }
 

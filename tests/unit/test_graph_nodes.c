@@ -330,9 +330,50 @@ static void test_streams_of_another_device(void **state)
     bc_device_close(b.dev);
 }
 
+/* After the process lost its GPU (a sticky fault seen by a wait), the
+ * kernel and graph calls that plan or build fail at once with
+ * BC_ERR_DEVICE_LOST, asking no driver, as the GEMM plan calls do; a launch
+ * is one driver call, which the driver refuses. */
+static void test_lost_device_refuses_planning(void **state)
+{
+    (void)state;
+    mt_env e;
+    mt_open(&e, 1);
+    fake_set_param_size(sizeof(bc_gemm_params));
+    bc_gemm_plan *g = gemm(&e, 64, 64, 64);
+    mt_saxpy v;
+    bc_kernel_plan *k = mt_saxpy_plan(&e, &v, 100);
+    const bc_graph_node nodes[2] = {{BC_NODE_GEMM, g, NULL}, {BC_NODE_KERNEL, NULL, k}};
+    bc_graph *gr = NULL;
+    assert_ok(bc_graph_create_nodes(e.s, nodes, 2, &gr));
+    fake_fault_next_launch(CUDA_ERROR_ILLEGAL_ADDRESS);
+    assert_ok(bc_kernel_launch(k, e.s)); /* queued: the fault comes later */
+    assert_status(bc_stream_wait(e.s, 1000000000u), BC_ERR_DEVICE_LOST);
+    const uint64_t calls = fake_calls();
+    bc_kernel *kern = NULL;
+    bc_kernel_plan *k2 = NULL;
+    bc_graph *gr2 = NULL;
+    assert_status(bc_kernel_get(e.mod, "fixture_saxpy", &kern), BC_ERR_DEVICE_LOST);
+    assert_status(bc_kernel_plan_create(e.saxpy, &v.d, &k2), BC_ERR_DEVICE_LOST);
+    const int32_t n = 50;
+    assert_status(bc_kernel_plan_set_param(k, 3, &n, sizeof n), BC_ERR_DEVICE_LOST);
+    assert_status(bc_graph_create_nodes(e.s, nodes, 2, &gr2), BC_ERR_DEVICE_LOST);
+    assert_status(bc_graph_update_node(gr, 1, &nodes[1]), BC_ERR_DEVICE_LOST);
+    assert_int_equal(fake_calls(), calls); /* none of these asked the driver */
+    assert_null(kern);
+    assert_null(k2);
+    assert_null(gr2);
+    assert_status(bc_kernel_launch(k, e.s), BC_ERR_DEVICE_LOST); /* the driver's refusal */
+    bc_graph_destroy(gr);
+    bc_device_close(e.dev);
+    bc__driver_release(); /* test cleanup: a lost process */
+    fake_reset();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        ft_test(test_lost_device_refuses_planning),
         ft_test(test_capture_in_order),       ft_test(test_update_in_place),
         ft_test(test_module_pinned_by_graph), ft_test(test_create_arguments),
         ft_test(test_failures_keep_the_first_error), ft_test(test_streams_of_another_device),

@@ -42,7 +42,8 @@ typedef struct bc_graph_node {
  * call (never a clean-up call); if cuStreamEndCapture itself fails the
  * driver may leave the stream capturing, and the stream should be
  * destroyed. While the graph lives, the modules of its kernel plans cannot
- * be unloaded (BC_ERR_IN_USE). */
+ * be unloaded (BC_ERR_IN_USE). BC_ERR_DEVICE_LOST at once, with no driver
+ * call, after the process lost its GPU. */
 bc_status bc_graph_create_nodes(bc_stream *stream, const bc_graph_node *nodes, int count, bc_graph **out_graph);
 
 /* Contract: bc_graph_create_nodes over GEMM plans only. */
@@ -59,7 +60,8 @@ bc_status bc_graph_launch(const bc_graph *graph, bc_stream *stream);
  * kernel, grid, block, cluster, dynamic shared memory and programmatic
  * setting) into the instantiated graph in place; never re-instantiates.
  * BC_ERR_GRAPH naming the difference when the plan is not compatible with
- * the captured node; nothing changes then. */
+ * the captured node; nothing changes then. BC_ERR_DEVICE_LOST at once after
+ * the process lost its GPU. */
 bc_status bc_graph_update_node(bc_graph *graph, int index, const bc_graph_node *node);
 
 /* Contract: bc_graph_update_node for a GEMM node. */

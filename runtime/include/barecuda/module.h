@@ -97,7 +97,10 @@ bc_status bc_module_query(const bc_module *mod, bc_module_info *out_info);
 
 /* Contract: resolves the kernel `name` (cuModuleGetFunction once; later
  * calls return the same handle without a driver call). BC_ERR_MISSING_KERNEL
- * naming it when the module has no such kernel. */
+ * naming it when the module has no such kernel; BC_ERR_NOT_SUPPORTED for a
+ * kernel of more than BC_KERNEL_MAX_PARAMS parameters (the signature
+ * barecuda keeps has room for that many); BC_ERR_DEVICE_LOST at once after
+ * the process lost its GPU. */
 bc_status bc_kernel_get(bc_module *mod, const char *name, bc_kernel **out_kernel);
 
 #define BC_KERNEL_MAX_PARAMS 64
@@ -156,7 +159,11 @@ typedef struct bc_kernel_plan_desc {
  * for clusters of more than 8) and copies the parameter values into the
  * plan, each at the kernel's own offset. Errors: BC_ERR_LAUNCH_CONFIG,
  * BC_ERR_CLUSTER, BC_ERR_PARAM_MISMATCH, BC_ERR_INVALID_ARGUMENT,
- * BC_ERR_NULL_POINTER (a checked buffer that is 0), BC_ERR_NOT_SUPPORTED:
+ * BC_ERR_NULL_POINTER (a checked buffer that is 0), BC_ERR_OUT_OF_BOUNDS
+ * and BC_ERR_WRONG_DEVICE (a checked buffer's extent past its allocation,
+ * or memory this device cannot address), BC_ERR_OUT_OF_HOST_MEMORY,
+ * BC_ERR_DRIVER, BC_ERR_DEVICE_LOST (at once, after the process lost its
+ * GPU), BC_ERR_NOT_SUPPORTED:
  * the driver predates CUDA 12.4 (no cuFuncGetParamInfo) and
  * unchecked_params == 0; with unchecked_params = 1 the values are packed at
  * 8-byte boundaries and their sizes are the caller's responsibility. On
@@ -166,7 +173,8 @@ bc_status bc_kernel_plan_create(bc_kernel *kernel, const bc_kernel_plan_desc *de
 /* Contract: replaces parameter `index` with `size` bytes at `value` (size
  * must equal the parameter's; a checked buffer is checked again). No
  * allocation; no driver call, except one cuPointerGetAttributes for a
- * checked buffer outside barecuda's pools and registered ranges. On
+ * checked buffer outside barecuda's pools and registered ranges;
+ * BC_ERR_DEVICE_LOST at once after the process lost its GPU. On
  * failure the plan is unchanged. A graph
  * that captured the plan sees the change after bc_graph_update_node. */
 bc_status bc_kernel_plan_set_param(bc_kernel_plan *plan, int index, const void *value, uint32_t size);
