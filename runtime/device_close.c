@@ -251,9 +251,10 @@ bc_status bc_device_close_timeout(bc_device *dev, uint64_t timeout_ns)
     if (st == BC_ERR_TIMEOUT) {
         abandon(dev, previous);
         return BC_FAIL(BC_ERR_TIMEOUT, "bc_device_close_timeout",
-                       "work was still running after %llu ns: the device's context, memory and kernels were left "
-                       "to the driver (reclaimed when the process ends); restart the process to get the GPU back "
-                       "in a known state",
+                       "work was still running after %llu ns, or a resident kernel's end could not be confirmed "
+                       "(the log says which): the device's context, memory and kernels were left to the driver "
+                       "(reclaimed when the process ends); restart the process to get the GPU back in a known "
+                       "state",
                        (unsigned long long)timeout_ns);
     }
     close_all(dev, previous);

@@ -88,6 +88,8 @@ static bc_status check_args(const bc_device *dev, const bc__module_args *a)
     for (int i = 0; i < a->kernel_count; i++)
         if (a->kernels[i] == NULL || a->kernels[i][0] == '\0')
             return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "kernels", "kernel name %d is NULL or empty", i);
+    if (bc__dev_lost(dev))
+        return BC_LOST_FAIL("bc_module_load");
     return BC_OK;
 }
 

@@ -104,6 +104,8 @@ bc_status bc_resident_create(bc_device *dev, const bc_gemm_plan *const *plans, i
 {
     if (dev == NULL || out_res == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_resident_create", "dev or out_res is NULL");
+    if (bc__dev_lost(dev))
+        return BC_LOST_FAIL("bc_resident_create");
     bc_resident_config c;
     bc_resident_config_default(&c);
     if (cfg != NULL)
@@ -187,6 +189,8 @@ bc_status bc_resident_ring(bc_resident *res)
     if (res == NULL || !res->running)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_resident_ring", "%s",
                        res == NULL ? "res is NULL" : "the executor is not started");
+    if (bc__dev_lost(res->dev)) /* a flag read: no driver call */
+        return BC_LOST_FAIL("bc_resident_ring");
     if (res->stopping) /* the kernel leaves once its rung steps are done: a step rung now would never run */
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_resident_ring",
                        "the executor is stopping (bc_resident_stop did not see its kernel end): call "
@@ -212,6 +216,8 @@ bc_status bc_resident_wait(bc_resident *res, uint64_t timeout_ns)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_resident_wait", "res is NULL");
     if (__atomic_load_n(res->done, __ATOMIC_ACQUIRE) >= res->rung)
         return BC_OK;
+    if (bc__dev_lost(res->dev)) /* the step will never complete; a flag read, no driver call */
+        return BC_LOST_FAIL("bc_resident_wait");
     if (!res->running) /* a stop saw the kernel fault or fail: the step will never complete */
         return bc__dev_lost(res->dev)
                    ? BC_LOST_FAIL("bc_resident_wait")

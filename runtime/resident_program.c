@@ -348,9 +348,11 @@ bc_status bc__resident_build(bc_device *dev, const bc_gemm_plan *const *plans, i
         st = copy_op(dev, &cfg->inputs[i], "inputs", i, 0, &out->ops[out->count], &acc[out->count]);
         /* a device side outside the device arena may be host memory (registered or mapped): released at
          * system scope, as a plan's D there */
-        const span w = acc[out->count].wr;
-        if (!st && (!bc__tlsf_contains(dev->dev_pool, w.lo) || !bc__tlsf_contains(dev->dev_pool, w.hi - 1)))
-            out->sys_release = 1;
+        if (!st) {
+            const span w = acc[out->count].wr;
+            if (!bc__tlsf_contains(dev->dev_pool, w.lo) || !bc__tlsf_contains(dev->dev_pool, w.hi - 1))
+                out->sys_release = 1;
+        }
     }
     for (int i = 0; i < count && !st; i++, out->count++) {
         st = check_plan(dev, plans[i], i, &k);

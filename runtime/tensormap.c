@@ -223,6 +223,8 @@ bc_status bc_tensor_map_encode(bc_device *dev, const bc_tensor_map_desc *desc, b
 {
     if (dev == NULL || desc == NULL || out_map == NULL)
         return BC_FAIL(BC_ERR_INVALID_ARGUMENT, "bc_tensor_map_encode", "dev, desc or out_map is NULL");
+    if (bc__dev_lost(dev))
+        return BC_LOST_FAIL("bc_tensor_map_encode");
     bc_status st = check_device(dev);
     if (st)
         return st;

@@ -208,10 +208,17 @@ static void sweep_driver(const scenario *sc)
                              fake_failed_entry() < 0 ? "nothing" : fake_entry_name((fake_entry)fake_failed_entry()));
                 if (device_abandoned) {
                     /* only a driver that keeps failing may leave a resident kernel's end unknown (a transient
-                     * failure of the stream query is asked again) */
+                     * failure of the stream query is asked again); what is left is the device's own objects
+                     * (its kernel may have ended, unseen), and nothing was freed under it */
                     if (!persistent)
                         fail_msg("%s: %s failure of %s at call %llu left the device to the process", sc->name, mode,
                                  fake_entry_name(e), (unsigned long long)n);
+                    fake_live_counts lc;
+                    fake_live(&lc);
+                    if (lc.contexts != 1 || lc.graphs || lc.graph_execs || lc.events || fake_resident_misuse())
+                        fail_msg("%s: persistent failure of %s at call %llu: abandoned with %s (misuse %llu)",
+                                 sc->name, fake_entry_name(e), (unsigned long long)n, fake_live_string(),
+                                 (unsigned long long)fake_resident_misuse());
                     total.abandoned++;
                     bc__driver_release(); /* the abandoned device's driver reference */
                     fake_reset();         /* and its context, memory, modules and streams */
@@ -220,9 +227,9 @@ static void sweep_driver(const scenario *sc)
                 if (fake_live_objects() != 0)
                     fail_msg("%s: %s failure of %s at call %llu leaks %s", sc->name, mode, fake_entry_name(e),
                              (unsigned long long)n, fake_live_string());
-                /* nothing freed under a running resident kernel (a persistently failing
-                 * driver can leave the executor unable to know whether it still runs) */
-                if (!persistent && fake_resident_misuse() != 0)
+                /* nothing freed under a running resident kernel, whatever the driver does (an executor that
+                 * cannot learn whether its kernel still runs keeps its memory) */
+                if (fake_resident_misuse() != 0)
                     fail_msg("%s: %s failure of %s at call %llu freed memory under a running kernel", sc->name,
                              mode, fake_entry_name(e), (unsigned long long)n);
                 if (in_release[n]) {

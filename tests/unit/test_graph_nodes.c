@@ -331,9 +331,9 @@ static void test_streams_of_another_device(void **state)
 }
 
 /* After the process lost its GPU (a sticky fault seen by a wait), the
- * kernel and graph calls that plan or build fail at once with
- * BC_ERR_DEVICE_LOST, asking no driver, as the GEMM plan calls do; a launch
- * is one driver call, which the driver refuses. */
+ * kernel, module, tensor-map and graph calls that plan or build fail at
+ * once with BC_ERR_DEVICE_LOST, asking no driver, as the GEMM plan calls
+ * do; a launch is one driver call, which the driver refuses. */
 static void test_lost_device_refuses_planning(void **state)
 {
     (void)state;
@@ -359,7 +359,17 @@ static void test_lost_device_refuses_planning(void **state)
     assert_status(bc_kernel_plan_set_param(k, 3, &n, sizeof n), BC_ERR_DEVICE_LOST);
     assert_status(bc_graph_create_nodes(e.s, nodes, 2, &gr2), BC_ERR_DEVICE_LOST);
     assert_status(bc_graph_update_node(gr, 1, &nodes[1]), BC_ERR_DEVICE_LOST);
+    bc_module *mod2 = NULL;
+    assert_status(bc_module_load_file(e.dev, MT_FATBIN, NULL, &mod2), BC_ERR_DEVICE_LOST);
+    bc_tensor_map_desc td;
+    assert_ok(bc_tensor_map_desc_default(&td));
+    td.dtype = BC_TMAP_F32, td.rank = 2, td.base = e.x;
+    td.dims[0] = 64, td.dims[1] = 64, td.strides_bytes[0] = 256;
+    td.box[0] = 16, td.box[1] = 16;
+    bc_tensor_map tm;
+    assert_status(bc_tensor_map_encode(e.dev, &td, &tm), BC_ERR_DEVICE_LOST);
     assert_int_equal(fake_calls(), calls); /* none of these asked the driver */
+    assert_null(mod2);
     assert_null(kern);
     assert_null(k2);
     assert_null(gr2);
@@ -373,10 +383,10 @@ static void test_lost_device_refuses_planning(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        ft_test(test_lost_device_refuses_planning),
         ft_test(test_capture_in_order),       ft_test(test_update_in_place),
         ft_test(test_module_pinned_by_graph), ft_test(test_create_arguments),
         ft_test(test_failures_keep_the_first_error), ft_test(test_streams_of_another_device),
+        ft_test(test_lost_device_refuses_planning), /* last: it leaves the process lost until its cleanup */
     };
     return cmocka_run_group_tests_name("graph_nodes", tests, NULL, NULL);
 }

@@ -607,6 +607,12 @@ static void test_wait_after_fault(void **state)
     const double t0 = ft_now_ms();
     assert_status(bc_resident_wait(res, 300000000ull), BC_ERR_DEVICE_LOST);
     assert_true(ft_now_ms() - t0 < 100.0);
+    /* the process is lost: a new executor is refused at once, asking no driver */
+    const uint64_t calls = fake_calls();
+    bc_resident *other = NULL;
+    assert_status(bc_resident_create(e.dev, plans_of(&e), LAYERS, NULL, &other), BC_ERR_DEVICE_LOST);
+    assert_null(other);
+    assert_int_equal(fake_calls(), calls);
     fake_set_resident_stall(0);
     bc_resident_destroy(res);
     bc_device_close(e.dev);
@@ -639,7 +645,17 @@ static void test_plan_writing_host_memory(void **state)
     program_of(fake_last_launch(), &p);
     assert_int_equal(p.sys_release, 1);
     assert_ok(bc_resident_stop(res, SEC));
-    /* an input copy whose device side is host memory (another pinned block): the same */
+    /* an input copy into the device arena alone: no system-scope release */
+    const bc_resident_copy in_dev = {e.host_in, e.act[0], 4096};
+    bc_resident_config rd;
+    bc_resident_config_default(&rd);
+    rd.inputs = &in_dev, rd.input_count = 1;
+    assert_ok(bc_resident_create(e.dev, plans_of(&e), LAYERS, &rd, &res));
+    assert_ok(bc_resident_start(res, e.s));
+    program_of(fake_last_launch(), &p);
+    assert_int_equal(p.sys_release, 0);
+    assert_ok(bc_resident_stop(res, SEC));
+    /* an input copy whose device side is host memory (another pinned block): the same as D there */
     void *staging = NULL;
     assert_ok(bc_host_alloc(e.dev, 4096, &staging));
     const bc_resident_copy in = {e.host_in, (bc_devptr)(uintptr_t)staging, 4096};

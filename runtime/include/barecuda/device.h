@@ -96,7 +96,8 @@ bc_status bc_device_open(const bc_device_config *cfg, bc_device **out_dev);
  * bc_device_close_timeout when that must not happen. On a lost device
  * (BC_ERR_DEVICE_LOST) it returns at once: the driver refuses the waits.
  * Resident executors are stopped first (bc_resident_destroy); if one's
- * kernel does not stop within its bound, the device is abandoned as by
+ * kernel does not stop within its bound, or its end cannot be confirmed
+ * (the driver's stream queries keep failing), the device is abandoned as by
  * bc_device_close_timeout (a BC_LOG_WARN message says so) instead of
  * blocking. Leaves bc_last_error() alone. NULL is a no-op. */
 void bc_device_close(bc_device *dev);
@@ -104,7 +105,8 @@ void bc_device_close(bc_device *dev);
 /* Contract: bc_device_close with a bound. First stops the resident
  * executors (each as bc_resident_destroy, within what is left of the
  * bound and at most BC_RESIDENT_STOP_BOUND_NS; one whose kernel does not
- * stop makes it BC_ERR_TIMEOUT, below),
+ * stop, or whose end the driver would not confirm, makes it
+ * BC_ERR_TIMEOUT, below),
  * then waits until all work of dev's context has finished (every stream
  * of the context: barecuda's, the caller's, the legacy stream), for at
  * most `timeout_ns` nanoseconds (CLOCK_MONOTONIC) in all: cuCtxSynchronize

@@ -88,7 +88,8 @@ typedef struct bc_gemm_plan bc_gemm_plan;
  * 68..70) and bc_last_error() names the field. Allocates the plan with malloc
  * (the only host allocation it keeps); a stream-K plan (desc.stream_k) also
  * takes its workspace from the device arena (BC_ERR_POOL_EXHAUSTED when it
- * does not fit) and zeroes its counters with one synchronous copy from a
+ * does not fit; the allocator's own status, such as BC_ERR_TOO_MANY_BLOCKS,
+ * when it fails otherwise) and zeroes its counters with one synchronous copy from a
  * zeroed host buffer it frees before returning. With desc.stream_k = 1, a
  * configuration that has a stream-K twin needs BC_KERNELS_STREAM_K at open
  * (BC_ERR_NO_KERNEL_FOR_DEVICE otherwise), whether or not the shape takes

@@ -35,7 +35,8 @@ typedef struct bc_resident bc_resident;
  * control loop reads and writes directly, with no copy call per step. */
 typedef struct bc_resident_copy {
     void *host;      /* inside this device's pinned host pool (bc_host_alloc), 16-byte aligned */
-    bc_devptr dev;   /* device memory, 16-byte aligned */
+    bc_devptr dev;   /* memory this device's kernels can address (device memory, or host memory
+                        apart from `host`), 16-byte aligned */
     size_t bytes;    /* a multiple of 16, at least 16 */
 } bc_resident_copy;
 
@@ -105,7 +106,8 @@ bc_status bc_resident_start(bc_resident *res, bc_stream *stream);
  * step has not completed yet (wait for it first); BC_ERR_INVALID_ARGUMENT
  * if the executor is not started, or is stopping (a bc_resident_stop that
  * did not return BC_OK: its kernel leaves once the rung steps are done, so
- * a step rung now would never run). */
+ * a step rung now would never run); BC_ERR_DEVICE_LOST once the process
+ * has lost its GPU. */
 bc_status bc_resident_ring(bc_resident *res);
 
 /* Contract: waits until the last rung step has completed, or `timeout_ns`
@@ -113,9 +115,9 @@ bc_status bc_resident_ring(bc_resident *res);
  * stop), polling with the start stream's wait policy. No driver call while
  * the step completes in time; when the bound expires, one stream query
  * tells a faulted kernel (BC_ERR_DEVICE_LOST) from a slow one. A step that
- * can no longer complete because a stop found the kernel ended by a fault
- * is BC_ERR_DEVICE_LOST at once (BC_ERR_INVALID_ARGUMENT if the kernel
- * ended otherwise). */
+ * can no longer complete because a stop found the kernel ended by a fault,
+ * or after the process lost its GPU, is BC_ERR_DEVICE_LOST at once
+ * (BC_ERR_INVALID_ARGUMENT if the kernel ended otherwise). */
 bc_status bc_resident_wait(bc_resident *res, uint64_t timeout_ns);
 
 /* Contract: bc_resident_ring then bc_resident_wait. */
