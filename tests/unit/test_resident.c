@@ -620,6 +620,30 @@ static void test_wait_after_fault(void **state)
     fake_reset();
 }
 
+/* A running executor on a process that lost its GPU elsewhere (another
+ * stream's wait saw the sticky fault): its pending step's wait and the
+ * next ring say so at once, still without a driver call. */
+static void test_lost_while_running(void **state)
+{
+    env e;
+    bc_resident *res = pending_step(&e);
+    bc_stream *other = NULL;
+    assert_ok(bc_stream_create(e.dev, 0, &other, NULL));
+    fake_poison(CUDA_ERROR_ILLEGAL_ADDRESS);
+    assert_status(bc_stream_wait(other, SEC), BC_ERR_DEVICE_LOST);
+    const uint64_t calls = fake_calls();
+    const double t0 = ft_now_ms();
+    assert_status(bc_resident_wait(res, 300000000ull), BC_ERR_DEVICE_LOST);
+    assert_true(ft_now_ms() - t0 < 100.0);
+    assert_status(bc_resident_ring(res), BC_ERR_DEVICE_LOST);
+    assert_int_equal(fake_calls(), calls);
+    fake_set_resident_stall(0);
+    bc_resident_destroy(res);
+    bc_device_close(e.dev);
+    bc__driver_release(); /* test cleanup: a lost process */
+    fake_reset();
+}
+
 /* A plan whose D lies outside the device arena (here the pinned host pool)
  * has the kernel release its arrivals at system scope, as an output copy
  * does; plans writing the device arena do not. */
@@ -748,7 +772,7 @@ int main(void)
         ft_test(test_close_timeout_hung_kernel), ft_test(test_one_executor_a_stream),
         ft_test(test_wait_after_fault),  ft_test(test_plan_writing_host_memory), ft_test(test_needs_the_host_pool),
         ft_test(test_emulator_honours_pitches), ft_test(test_no_default_stream),
-        ft_test(test_destroy_unanswered_query),
+        ft_test(test_destroy_unanswered_query), ft_test(test_lost_while_running),
     };
     return cmocka_run_group_tests_name("resident", tests, NULL, NULL);
 }
