@@ -85,13 +85,26 @@ static bc_status check_cubin(const uint8_t *buf, size_t len, int cc_major, int c
 
 /* The selected cubin read as loading will read it (its ELF header, section
  * names and toolkit note): a cubin the checks pass is one the load does
- * not refuse as corrupt. PTX is left to the driver; a compressed entry is
- * refused by selection before this. */
+ * not refuse as corrupt. A container's ELF entry is first checked as a
+ * plain cubin is (a whole CUDA ELF inside its payload: the driver reads it
+ * by its own offsets, with no length) and must be built for the entry's SM
+ * number (e_flags carries no a/f suffix). PTX is left to the driver; a
+ * compressed entry is refused by selection before this. */
 static bc_status read_selected(const uint8_t *buf, bc__loader_choice *c)
 {
     if (c->jit || c->entry.compression != BC__FATBIN_UNCOMPRESSED)
         return BC_OK;
-    return bc__cubin_requirement(&c->entry, buf + c->entry.payload_offset, c->entry.payload_size, &c->req);
+    const uint8_t *p = buf + c->entry.payload_offset;
+    if (!c->plain_cubin) {
+        bc__fatbin_entry d;
+        bc_status st = bc__cubin_describe(p, (size_t)c->entry.payload_size, &d);
+        if (st)
+            return st;
+        if (d.arch != c->entry.arch)
+            return BC_FAIL(BC_ERR_FATBIN_CORRUPT, "fatbin", "the entry for sm_%u holds a cubin for sm_%u",
+                           c->entry.arch, d.arch);
+    }
+    return bc__cubin_requirement(&c->entry, p, c->entry.payload_size, &c->req);
 }
 
 /* The parse and selection both checks share (tab: a container's entry

@@ -74,9 +74,10 @@ static bc_status check_compression(const uint8_t *e, uint64_t ps, size_t index, 
         return CORRUPT("entry %zu at %zu: flags 0x%llx claim both LZ4 and ZSTD compression", index, at,
                        (unsigned long long)flags);
     if (!lz4 && !zstd) {
-        if (cs != 0)
-            return CORRUPT("entry %zu at %zu: compressed size %u but no compression flag (flags 0x%llx)",
-                           index, at, cs, (unsigned long long)flags);
+        if (cs != 0 || ds != 0)
+            return CORRUPT("entry %zu at %zu: compressed size %u, decompressed size %llu but no compression flag "
+                           "(flags 0x%llx)",
+                           index, at, cs, (unsigned long long)ds, (unsigned long long)flags);
         *out_c = BC__FATBIN_UNCOMPRESSED;
         return BC_OK;
     }

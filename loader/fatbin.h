@@ -74,8 +74,8 @@ typedef struct bc__fatbin_entry {
  * container, unknown entry version or kind, a payload that is empty, not a
  * multiple of 8 or past the container, entries that do not tile the
  * container exactly (overlap or gap), both compression bits or both suffix
- * bits, a compressed size above the payload or set without a compression
- * flag, an identifier or options record outside the entry header, an
+ * bits, a compressed size above the payload or a compressed or
+ * decompressed size set without a compression flag, an identifier or options record outside the entry header, an
  * implausible arch, an uncompressed ELF payload without the ELF magic.
  * A well-formed buffer with more than `cap` entries gives
  * BC_ERR_INVALID_ARGUMENT ("more than cap entries"): the bytes are fine, the

@@ -197,9 +197,11 @@ static void test_refusal_carries_the_driver_log(void **state)
 }
 
 /* A one-entry fatbin (sm_75a: no manifest family, so only the ALL kernels
- * are needed) whose 128-byte "cubin" holds the given NUL-separated names
- * after a zeroed ELF header; the fake is told its size. */
-#define TINY_PAYLOAD 128
+ * are needed) whose 192-byte "cubin" is the smallest CUDA ELF the loader
+ * reads as whole (64-bit little-endian, machine 190, ELF ABI 7 with sm_75
+ * in e_flags, one null section header at 128) and holds the given
+ * NUL-separated names at 64; the fake is told its size. */
+#define TINY_PAYLOAD 192
 static size_t tiny_fatbin(uint8_t *buf, const char *names, size_t names_len)
 {
     memset(buf, 0, 16 + 64 + TINY_PAYLOAD);
@@ -218,8 +220,18 @@ static size_t tiny_fatbin(uint8_t *buf, const char *names, size_t names_len)
     memcpy(e + 8, &ps, 8);
     memcpy(e + 0x1C, &arch, 4);
     memcpy(e + 0x28, &flags, 8);
-    memcpy(e + 64, "\177ELF\002", 5);
-    assert_true(names_len <= TINY_PAYLOAD - 64);
+    uint8_t *elf_h = e + 64;
+    memcpy(elf_h, "\177ELF\002\001", 6);
+    elf_h[8] = 7; /* ELF ABI 7: the SM in e_flags' low byte */
+    const uint16_t machine = 190, shent = 64, shnum = 1;
+    const uint32_t eflags = 75;
+    const uint64_t shoff = 128;
+    memcpy(elf_h + 18, &machine, 2);
+    memcpy(elf_h + 0x28, &shoff, 8);
+    memcpy(elf_h + 0x30, &eflags, 4);
+    memcpy(elf_h + 0x3a, &shent, 2);
+    memcpy(elf_h + 0x3c, &shnum, 2);
+    assert_true(names_len <= 128 - 64);
     memcpy(e + 64 + 64, names, names_len);
     fake_set_next_image_size(TINY_PAYLOAD);
     return 16 + 64 + TINY_PAYLOAD;
@@ -232,7 +244,7 @@ static void test_missing_kernel(void **state)
     bc_device_config cfg = ft_config(); /* a context, no image */
     bc_device *dev = NULL;
     assert_ok(bc_device_open(&cfg, &dev));
-    uint8_t buf[256];
+    uint8_t buf[16 + 64 + TINY_PAYLOAD];
     static const char only_smoke[] = "\0bc_smoke_checksum";
     size_t len = tiny_fatbin(buf, only_smoke, sizeof only_smoke);
     bc__image img;

@@ -171,7 +171,48 @@ static void test_check_reads_the_cubin(void **state)
         0x50, 0xed, 0x55, 0xba, 0x01, 0x00, 0x10, 0x00, 0x48, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x01, 0x01, 0x40, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x5a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x11, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x7f, 0x45, 0x4c, 0x46, 0x00, 0x00, 0x00, 0x00,
     };
     assert_int_equal(bc__loader_check(tiny, sizeof tiny, NULL, 9, 0, 0, &c), BC_ERR_FATBIN_CORRUPT);
-    assert_non_null(strstr(last_message(), "not a 64-bit ELF"));
+    assert_non_null(strstr(last_message(), "not a whole ELF header"));
+}
+
+/* A container's ELF entry is read as a plain cubin is (a whole CUDA ELF,
+ * every table inside its payload) and must hold a cubin for the entry's SM
+ * number: the real sm_90a cubin in an sm_90a entry passes; the same bytes
+ * with a program-header table past the payload, or in an sm_100a entry,
+ * are refused as corrupt. */
+static void test_container_entry_read_as_cubin(void **state)
+{
+    (void)state;
+    file f = load(FIX "user_kernels_sm90a.cubin");
+    const size_t pay = (f.len + 7u) & ~(size_t)7u, len = 16 + 64 + pay;
+    uint8_t *b = calloc(1, len);
+    assert_non_null(b);
+    const uint32_t magic = BC__FATBIN_MAGIC;
+    const uint16_t one = 1, sixteen = 16, kind = BC__FATBIN_KIND_ELF, ver = 0x0101, eight = 8;
+    const uint64_t fat = len - 16, payload = pay, flags = BC__FATBIN_FLAG_ARCH_SPECIFIC | 0x11;
+    const uint32_t hsize = 64;
+    memcpy(b, &magic, 4), memcpy(b + 4, &one, 2), memcpy(b + 6, &sixteen, 2), memcpy(b + 8, &fat, 8);
+    uint8_t *h = b + 16;
+    memcpy(h, &kind, 2), memcpy(h + 2, &ver, 2), memcpy(h + 4, &hsize, 4), memcpy(h + 8, &payload, 8);
+    memcpy(h + 0x18, &eight, 2), memcpy(h + 0x1A, &one, 2), memcpy(h + 0x28, &flags, 8);
+    memcpy(h + 64, f.p, f.len);
+    bc__loader_choice c;
+    for (uint32_t arch = 90; arch <= 100; arch += 10) {
+        memcpy(h + 0x1C, &arch, 4);
+        const bc_status st = bc__loader_check(b, len, NULL, arch / 10, 0, 0, &c);
+        if (arch == 90)
+            assert_int_equal(st, BC_OK);
+        else {
+            assert_int_equal(st, BC_ERR_FATBIN_CORRUPT);
+            assert_non_null(strstr(last_message(), "holds a cubin for sm_90"));
+        }
+    }
+    const uint32_t arch = 90;
+    memcpy(h + 0x1C, &arch, 4);
+    const uint64_t phoff = 1u << 20; /* e_phoff: far past the payload */
+    memcpy(h + 64 + 0x20, &phoff, 8);
+    assert_int_equal(bc__loader_check(b, len, NULL, 9, 0, 0, &c), BC_ERR_FATBIN_CORRUPT);
+    free(b);
+    free(f.p);
 }
 
 /* --------------------------------------------------------- nvcc fixtures */
@@ -324,7 +365,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cubin_e_flags),       cmocka_unit_test(test_cubin_truncated),
         cmocka_unit_test(test_cubin_header_fields), cmocka_unit_test(test_plain_cubin_selection),
-        cmocka_unit_test(test_check_reads_the_cubin),
+        cmocka_unit_test(test_check_reads_the_cubin), cmocka_unit_test(test_container_entry_read_as_cubin),
         cmocka_unit_test(test_fixture_selection),   cmocka_unit_test(test_fixture_jit_rules),
         cmocka_unit_test(test_file_rules),
     };
