@@ -1,5 +1,5 @@
 /* The resident executor's unit tests' shared set-up (test_resident.c,
- * test_resident_create.c): the MLP of the control-loop example on the fake
+ * test_resident_create.c, test_resident_end.c): the MLP of the control-loop example on the fake
  * driver, its plans, its zero-copy copies, and the check that a creation
  * fails cleanly. */
 #ifndef BC_TESTS_RESIDENT_ENV_H
@@ -130,6 +130,17 @@ static inline bc_resident *started_mlp(env *e)
     bc_resident *res = NULL;
     assert_ok(bc_resident_create(e->dev, plans_of(e), LAYERS, NULL, &res));
     assert_ok(bc_resident_start(res, e->s));
+    return res;
+}
+
+/* An MLP executor that completed one step and has a second rung that the
+ * stalled kernel does not run. */
+static inline bc_resident *pending_step(env *e)
+{
+    bc_resident *res = started_mlp(e);
+    assert_ok(bc_resident_step(res, 5 * SEC));
+    fake_set_resident_stall(1);
+    assert_ok(bc_resident_ring(res));
     return res;
 }
 

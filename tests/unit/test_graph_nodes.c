@@ -281,6 +281,27 @@ static void test_failures_keep_the_first_error(void **state)
     bc_device_close(g.m.dev);
 }
 
+/* A GEMM and a saxpy plan on e's device and a graph of the two on its
+ * stream (GEMM plans need the fake's parameter size set). */
+typedef struct pair {
+    bc_gemm_plan *g;
+    mt_saxpy v;
+    bc_kernel_plan *k;
+    bc_graph_node nodes[2];
+    bc_graph *graph;
+} pair;
+
+static void pair_open(mt_env *e, pair *p)
+{
+    fake_set_param_size(sizeof(bc_gemm_params));
+    p->g = gemm(e, 64, 64, 64);
+    p->k = mt_saxpy_plan(e, &p->v, 100);
+    p->nodes[0] = (bc_graph_node){BC_NODE_GEMM, p->g, NULL};
+    p->nodes[1] = (bc_graph_node){BC_NODE_KERNEL, NULL, p->k};
+    p->graph = NULL;
+    assert_ok(bc_graph_create_nodes(e->s, p->nodes, 2, &p->graph));
+}
+
 /* A plan, graph or event of one device meets a stream of another: every
  * launch call and the record refuse it by name, before any driver call,
  * and so do the boot checks given another device's stream. */
@@ -290,13 +311,11 @@ static void test_streams_of_another_device(void **state)
     mt_env a, b;
     open_two(&a, &b, 1);
     assert_ok(bc_device_bind_thread(a.dev));
-    fake_set_param_size(sizeof(bc_gemm_params));
-    bc_gemm_plan *ga = gemm(&a, 64, 64, 64);
-    mt_saxpy v;
-    bc_kernel_plan *ka = mt_saxpy_plan(&a, &v, 100);
-    const bc_graph_node nodes[2] = {{BC_NODE_GEMM, ga, NULL}, {BC_NODE_KERNEL, NULL, ka}};
-    bc_graph *gr = NULL;
-    assert_ok(bc_graph_create_nodes(a.s, nodes, 2, &gr));
+    pair pa;
+    pair_open(&a, &pa);
+    bc_gemm_plan *ga = pa.g;
+    bc_kernel_plan *ka = pa.k;
+    bc_graph *gr = pa.graph;
     bc_event *ev = NULL, *evb = NULL;
     assert_ok(bc_event_create(a.dev, &ev));
     assert_ok(bc_event_create(b.dev, &evb));
@@ -339,13 +358,12 @@ static void test_lost_device_refuses_planning(void **state)
     (void)state;
     mt_env e;
     mt_open(&e, 1);
-    fake_set_param_size(sizeof(bc_gemm_params));
-    bc_gemm_plan *g = gemm(&e, 64, 64, 64);
-    mt_saxpy v;
-    bc_kernel_plan *k = mt_saxpy_plan(&e, &v, 100);
-    const bc_graph_node nodes[2] = {{BC_NODE_GEMM, g, NULL}, {BC_NODE_KERNEL, NULL, k}};
-    bc_graph *gr = NULL;
-    assert_ok(bc_graph_create_nodes(e.s, nodes, 2, &gr));
+    pair pr;
+    pair_open(&e, &pr);
+    const mt_saxpy v = pr.v;
+    bc_kernel_plan *k = pr.k;
+    const bc_graph_node *nodes = pr.nodes;
+    bc_graph *gr = pr.graph;
     fake_fault_next_launch(CUDA_ERROR_ILLEGAL_ADDRESS);
     assert_ok(bc_kernel_launch(k, e.s)); /* queued: the fault comes later */
     assert_status(bc_stream_wait(e.s, 1000000000u), BC_ERR_DEVICE_LOST);
